@@ -1,0 +1,1 @@
+"""The svc application: HTTP routes, services, persistence, scheduler and CLI."""
