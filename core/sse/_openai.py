@@ -1,0 +1,162 @@
+"""Reading what an OpenAI-compatible upstream sends: stream chunks, bodies, errors.
+
+What belongs here: the rules for interpreting upstream payloads once they are bytes or
+``ServerSentEvent`` values — the ``[DONE]`` sentinel, chunk JSON, the error body shape,
+the models list, and the running tally (finish reason, usage, in-stream error) that
+usage accounting needs. The adapter does the I/O and calls these; every decoding
+failure is a ``RemoteProtocolError`` so it maps to one upstream error type.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from core.errors import RemoteProtocolError
+from core.sse._parser import ServerSentEvent
+
+__all__ = [
+    "DONE",
+    "StreamTally",
+    "decode_chat_event",
+    "decode_json_object",
+    "model_ids",
+    "upstream_error_message",
+]
+
+
+class _Done:
+    """Type of the ``DONE`` sentinel (compare with ``is``): the stream's last event."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "DONE"
+
+
+#: Returned by ``decode_chat_event`` for the end-of-stream sentinel.
+DONE: Final = _Done()
+
+# A chunk whose data has none of these needs no JSON decode for accounting. Quotes in
+# JSON strings are escaped, so text a model writes can never contain these literally;
+# whitespace variants ("usage" : null) only cost an extra decode, never a miss.
+_NULL_FINISH = ('"finish_reason":null', '"finish_reason": null')
+_NULL_USAGE = ('"usage":null', '"usage": null')
+
+
+def decode_json_object(data: str | bytes, what: str = "body") -> dict[str, Any]:
+    """Parse ``data`` as a JSON object, or raise ``RemoteProtocolError``."""
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        # ValueError covers JSONDecodeError and UnicodeDecodeError of bad bytes.
+        raise RemoteProtocolError(f"upstream {what} is not valid JSON: {exc}", hint=502) from exc
+    if not isinstance(value, dict):
+        raise RemoteProtocolError(f"upstream {what} is not a JSON object", hint=502)
+    return value
+
+
+def decode_chat_event(event: ServerSentEvent) -> dict[str, Any] | _Done:
+    """Decode one event of a chat-completions stream: a chunk dict or ``DONE``."""
+    data = event.data
+    if data == "[DONE]":
+        return DONE
+    return decode_json_object(data, "stream chunk")
+
+
+def upstream_error_message(body: bytes, status: int) -> str:
+    """The human message of an upstream error answer, whatever shape it came in.
+
+    OpenAI, vLLM and llama.cpp send ``{"error": {"message": ...}}``; Ollama's native
+    API and some proxies send ``{"error": "..."}``; FastAPI-based servers send
+    ``{"detail": ...}``. Anything else falls back to the start of the body text.
+    """
+    try:
+        payload = json.loads(body)
+    except (ValueError, RecursionError):
+        payload = None
+    if isinstance(payload, dict):
+        error = payload.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return error["message"]
+        for value in (error, payload.get("message"), payload.get("detail")):
+            if isinstance(value, str) and value:
+                return value
+    text = body[:500].decode("utf-8", "replace").strip()
+    return text or f"upstream answered HTTP {status}"
+
+
+def model_ids(payload: dict[str, Any]) -> list[str]:
+    """The ids of a ``GET /models`` answer (``{"data": [{"id": ...}, ...]}``)."""
+    data = payload.get("data")
+    if not isinstance(data, list):
+        raise RemoteProtocolError("upstream models list has no 'data' array", hint=502)
+    ids = [item.get("id") for item in data if isinstance(item, dict)]
+    if len(ids) != len(data) or not all(isinstance(i, str) for i in ids):
+        raise RemoteProtocolError("upstream models list has an entry without an id", hint=502)
+    return ids
+
+
+class StreamTally:
+    """What usage accounting needs from a chat stream, gathered as it passes.
+
+    Feed it decoded chunks (``observe``) or, on the raw relay path, the events
+    themselves (``observe_event``), which decodes only the few events that can carry
+    a finish reason, usage or an error. Read ``finish_reason``, ``usage``, ``error``
+    and ``done`` at the end; ``complete`` says whether the stream ended properly.
+    """
+
+    __slots__ = ("done", "error", "finish_reason", "usage", "chunks")
+
+    def __init__(self) -> None:
+        self.done = False  #: the ``[DONE]`` sentinel arrived
+        self.error: dict[str, Any] | None = None  #: an in-stream ``{"error": ...}``
+        self.finish_reason: str | None = None
+        self.usage: dict[str, Any] | None = None  #: the last non-null ``usage``
+        self.chunks = 0  #: events seen, the sentinel excluded
+
+    @property
+    def complete(self) -> bool:
+        """The stream reached its end: ``[DONE]``, or at least a finish reason.
+
+        Some llama.cpp builds end the body after the finishing chunk without the
+        sentinel; a stream with neither was cut short.
+        """
+        return self.done or self.finish_reason is not None
+
+    def observe_event(self, event: ServerSentEvent) -> None:
+        """Account for one raw event without decoding the ordinary content chunks."""
+        data = event.data
+        if data == "[DONE]":
+            self.done = True
+            return
+        self.chunks += 1
+        if (
+            any(marker in data for marker in _NULL_FINISH)
+            and (any(marker in data for marker in _NULL_USAGE) or '"usage"' not in data)
+            and '"error"' not in data
+        ):
+            return  # an ordinary content chunk: nothing to account for
+        self._account(decode_json_object(data, "stream chunk"))
+
+    def observe(self, chunk: dict[str, Any] | _Done) -> None:
+        """Account for one decoded chunk (or ``DONE``)."""
+        if chunk is DONE:
+            self.done = True
+            return
+        self.chunks += 1
+        self._account(chunk)  # type: ignore[arg-type]
+
+    def _account(self, chunk: dict[str, Any]) -> None:
+        error = chunk.get("error")
+        if error is not None:
+            self.error = error if isinstance(error, dict) else {"message": str(error)}
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            self.usage = usage
+        choices = chunk.get("choices")
+        if isinstance(choices, list):
+            for choice in choices:
+                reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+                if isinstance(reason, str):
+                    self.finish_reason = reason
