@@ -1,0 +1,89 @@
+"""Events of an AudioSocket connection.
+
+Inbound events are past-tense facts about what the telephone system sent; outbound
+ones are imperatives handed to ``AudioSocketConnection.send``. All are frozen, slotted
+dataclasses and carry no wire detail beyond their payload.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from ._wire import ErrorCode
+
+__all__ = [
+    "AudioReceived",
+    "DtmfReceived",
+    "ErrorReceived",
+    "Event",
+    "HangupReceived",
+    "IdentifierReceived",
+    "SendAudio",
+    "SendHangup",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class IdentifierReceived:
+    """The telephone system introduced the call with the one-off identifier from its
+    answer request. Redeem it as a ticket before any audio is sent."""
+
+    call_id: uuid.UUID
+
+
+@dataclass(frozen=True, slots=True)
+class AudioReceived:
+    """Caller audio: signed linear 16-bit little-endian, 8 kHz, mono."""
+
+    pcm: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class DtmfReceived:
+    """The caller pressed a key: one of ``0-9``, ``*``, ``#``, ``A-D``."""
+
+    digit: str
+
+
+@dataclass(frozen=True, slots=True)
+class HangupReceived:
+    """The telephone system ended the call.
+
+    ``closed_socket`` is true when it did so by closing the connection rather than by
+    sending the hangup frame; the protocol allows both and they mean the same.
+    """
+
+    closed_socket: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReceived:
+    """The telephone system reported an error and stops carrying the call.
+
+    ``code`` is Asterisk's bit-packed error byte, or ``None`` when none was given.
+    """
+
+    code: ErrorCode | None
+
+    @property
+    def caller_hung_up(self) -> bool:
+        """Whether the error is the calling party hanging up, which is an ordinary end
+        of a call rather than a fault."""
+        return self.code is not None and bool(self.code & ErrorCode.CALLER_HANGUP)
+
+
+@dataclass(frozen=True, slots=True)
+class SendAudio:
+    """Play 20 ms of audio to the caller: exactly 320 bytes of signed linear 16-bit
+    little-endian 8 kHz mono."""
+
+    pcm: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SendHangup:
+    """End the call from our side. Nothing may be sent afterwards."""
+
+
+Event = IdentifierReceived | AudioReceived | DtmfReceived | HangupReceived | ErrorReceived

@@ -1,0 +1,80 @@
+"""AudioSocket frames on the wire: constants and the frame layout.
+
+Constants and layout only: what a payload means is ``_reader``, and the order of frames
+is ``_connection``. Protocol (Asterisk ``res_audiosocket``): each frame is a three-byte
+header — one byte kind, then the payload length as a big-endian unsigned 16-bit
+integer — followed by the payload.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+
+__all__ = [
+    "AUDIO_FRAME_BYTES",
+    "DTMF_DIGITS",
+    "HEADER",
+    "HIGHER_RATE_AUDIO_KINDS",
+    "MAX_PAYLOAD_BYTES",
+    "ErrorCode",
+    "Kind",
+    "encode_frame",
+    "read_header",
+]
+
+#: Kind byte, then payload length as big-endian unsigned 16 bits.
+HEADER = struct.Struct(">BH")
+
+# spec: telephony.md "Limits" — "Media frame and message: 32 KiB".
+MAX_PAYLOAD_BYTES = 32 * 1024
+
+#: What we send per audio frame: 20 ms of 8 kHz signed linear 16-bit mono = 160 samples.
+AUDIO_FRAME_BYTES = 320
+
+#: Keys Asterisk reports in a DTMF frame: the twelve of a telephone keypad plus A–D.
+DTMF_DIGITS = frozenset("0123456789*#ABCD")
+
+
+class Kind(enum.IntEnum):
+    """The kind byte that opens every frame."""
+
+    #: "Terminate the connection (socket closure is also sufficient)".
+    HANGUP = 0x00
+    #: "Payload will contain the UUID (16-byte binary representation) for the audio stream".
+    IDENTIFIER = 0x01
+    #: "Payload is 1 byte (ascii) DTMF digit".
+    DTMF = 0x03
+    #: "Payload is signed linear, 16-bit, 8kHz, mono PCM (little-endian)".
+    AUDIO = 0x10
+    #: "An error has occurred; payload is the (optional) application-specific error code".
+    ERROR = 0xFF
+
+
+#: Newer Asterisk releases carry higher-rate signed linear audio in kinds 0x11 and up;
+#: they only appear when the dialplan hands over a channel that is not at 8 kHz.
+HIGHER_RATE_AUDIO_KINDS = range(0x11, 0x19)
+
+
+class ErrorCode(enum.IntFlag):
+    """Asterisk's error codes: a single byte of bit flags."""
+
+    #: "hangup of calling party".
+    CALLER_HANGUP = 0x01
+    #: "frame forwarding error".
+    FRAME_FORWARDING = 0x02
+    #: "memory (allocation) error".
+    MEMORY = 0x04
+
+
+def read_header(buffer: bytes | bytearray) -> tuple[int, int] | None:
+    """Return ``(kind, payload_length)`` from the start of ``buffer``, or ``None``
+    while fewer than three bytes have arrived."""
+    if len(buffer) < HEADER.size:
+        return None
+    return HEADER.unpack_from(buffer)
+
+
+def encode_frame(kind: Kind, payload: bytes = b"") -> bytes:
+    """Lay out one frame: header then payload."""
+    return HEADER.pack(kind, len(payload)) + payload

@@ -1,0 +1,38 @@
+"""Twilio Media Streams, the carrier transport's audio connection, as a sans-IO machine.
+
+``CarrierConnection`` is fed the WebSocket's text messages and returns events; audio,
+marks and clears go in through ``send`` and leave as text messages through
+``data_to_send``. The adapter owns the WebSocket, the clock and the ticket store.
+"""
+
+from ._codec import MAX_MESSAGE_BYTES, CloseCode
+from ._connection import CarrierConnection, StreamState
+from ._events import (
+    ClearAudio,
+    DtmfReceived,
+    Event,
+    MarkReceived,
+    MediaReceived,
+    SendMark,
+    SendMedia,
+    StreamConnected,
+    StreamStarted,
+    StreamStopped,
+)
+
+__all__ = [
+    "MAX_MESSAGE_BYTES",
+    "CarrierConnection",
+    "ClearAudio",
+    "CloseCode",
+    "DtmfReceived",
+    "Event",
+    "MarkReceived",
+    "MediaReceived",
+    "SendMark",
+    "SendMedia",
+    "StreamConnected",
+    "StreamStarted",
+    "StreamState",
+    "StreamStopped",
+]
