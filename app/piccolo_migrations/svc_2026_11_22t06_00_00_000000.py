@@ -1,0 +1,85 @@
+"""Accounts, sessions, sign-in failures, runtime settings and the audit trail."""
+
+from piccolo.apps.migrations.auto.migration_manager import MigrationManager
+
+from app.migration_sql import sql_step
+
+ID = "2026-11-22T06:00:00:000000"
+VERSION = "1.38.0"
+DESCRIPTION = "foundation"
+
+STATEMENTS = [
+    "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+    "CREATE EXTENSION IF NOT EXISTS btree_gist",
+    """
+    CREATE TABLE account (
+        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        email text NOT NULL,
+        password_hash text NOT NULL,
+        role text NOT NULL DEFAULT 'user' CHECK (role IN ('user', 'admin', 'superadmin')),
+        permissions text[] NOT NULL DEFAULT '{}',
+        deactivated_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        CONSTRAINT account_email_key UNIQUE (email),
+        CONSTRAINT account_email_lower CHECK (email = lower(email))
+    )
+    """,
+    """
+    CREATE TABLE auth_session (
+        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        token_sha256 text NOT NULL UNIQUE,
+        account_id uuid NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        expires_at timestamptz NOT NULL
+    )
+    """,
+    "CREATE INDEX auth_session_account ON auth_session (account_id)",
+    """
+    CREATE TABLE login_failure (
+        id bigserial PRIMARY KEY,
+        email text NOT NULL,
+        address text NOT NULL,
+        at timestamptz NOT NULL DEFAULT now()
+    )
+    """,
+    "CREATE INDEX login_failure_email_at ON login_failure (email, at)",
+    "CREATE INDEX login_failure_address_at ON login_failure (address, at)",
+    """
+    CREATE TABLE runtime_setting (
+        key text PRIMARY KEY,
+        value jsonb,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        updated_by uuid
+    )
+    """,
+    """
+    CREATE TABLE audit_entry (
+        id bigserial PRIMARY KEY,
+        kind text NOT NULL,
+        actor_id uuid,
+        subject text,
+        data jsonb NOT NULL DEFAULT '{}',
+        at timestamptz NOT NULL DEFAULT now()
+    )
+    """,
+    "CREATE INDEX audit_entry_at ON audit_entry (at)",
+    "CREATE INDEX audit_entry_kind_at ON audit_entry (kind, at)",
+    # The audit trail is append-only: the database itself refuses to change history.
+    """
+    CREATE FUNCTION audit_entry_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION 'audit entries are append-only';
+    END
+    $$
+    """,
+    """
+    CREATE TRIGGER audit_entry_append_only BEFORE UPDATE OR DELETE ON audit_entry
+    FOR EACH ROW EXECUTE FUNCTION audit_entry_append_only()
+    """,
+]
+
+
+async def forwards():
+    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
+    manager.add_raw(sql_step(STATEMENTS))
+    return manager

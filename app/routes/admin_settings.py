@@ -1,0 +1,65 @@
+"""Runtime settings (``/api/admin/settings``): list, read, change, reset to boot.
+
+Anyone who may change some setting may read the list; each entry says whether this
+caller may change it. Credentials show only whether one is stored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from blacksheep import Request, Response, Router
+
+from app.http.bodies import Body, read_body
+from app.http.errors import Forbidden, NotFound, json_response
+from app.http.guards import signed_in
+from app.services.accounts import Identity
+from app.services.bundle import Services
+from core import settings as registry
+
+
+class SettingValueBody(Body):
+    value: Any
+
+
+async def _reader(request: Request, svc: Services) -> Identity:
+    identity = await signed_in(request, svc)
+    if not (identity.is_admin or identity.permissions):
+        raise Forbidden("This needs an administrator or a configuration permission.",
+                        code="permission_required")
+    return identity
+
+
+async def list_settings(request: Request, svc: Services) -> Response:
+    identity = await _reader(request, svc)
+    snapshot = await svc.settings.snapshot()
+    views = [svc.settings.describe(s, snapshot, identity) for s in registry.REGISTRY.values()]
+    return json_response(200, {"data": views})
+
+
+async def get_setting(request: Request, svc: Services, key: str) -> Response:
+    identity = await _reader(request, svc)
+    if key not in registry.REGISTRY:
+        raise NotFound(f"No setting {key!r}.")
+    snapshot = await svc.settings.snapshot()
+    return json_response(200, svc.settings.describe(registry.REGISTRY[key], snapshot, identity))
+
+
+async def put_setting(request: Request, svc: Services, key: str) -> Response:
+    identity = await _reader(request, svc)
+    body = await read_body(request, SettingValueBody, svc.max_body_bytes)
+    await svc.settings.change(identity, key, body.value)
+    return await get_setting(request, svc, key)
+
+
+async def reset_setting(request: Request, svc: Services, key: str) -> Response:
+    identity = await _reader(request, svc)
+    await svc.settings.reset(identity, key)
+    return await get_setting(request, svc, key)
+
+
+def register(router: Router) -> None:
+    router.add_get("/api/admin/settings", list_settings)
+    router.add_get("/api/admin/settings/{key}", get_setting)
+    router.add_put("/api/admin/settings/{key}", put_setting)
+    router.add_delete("/api/admin/settings/{key}", reset_setting)

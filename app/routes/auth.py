@@ -1,0 +1,70 @@
+"""Signing in and out, and the signed-in account (``/api/auth/*``, ``/api/me``)."""
+
+from __future__ import annotations
+
+from blacksheep import Request, Response, Router
+from blacksheep.cookies import Cookie, CookieSameSiteMode
+
+from app.http.bodies import Body, read_body
+from app.http.errors import Unauthorized, json_response
+from app.http.guards import session_token, signed_in
+from app.services.accounts import public_view
+from app.services.bundle import Services
+from app.services.sessions import COOKIE_NAME
+
+
+class LoginBody(Body):
+    email: str
+    password: str
+
+
+class PasswordChangeBody(Body):
+    current_password: str
+    new_password: str
+
+
+def _cookie(svc: Services, value: str, expires=None) -> Cookie:
+    cookie = Cookie(COOKIE_NAME, value, expires=expires, path="/", http_only=True,
+                    same_site=CookieSameSiteMode.LAX)
+    cookie.secure = svc.boot["server.public_url"].startswith("https://")
+    return cookie
+
+
+async def login(request: Request, svc: Services) -> Response:
+    body = await read_body(request, LoginBody, svc.max_body_bytes)
+    account = await svc.accounts.authenticate(body.email, body.password, request.client_ip)
+    token, expires = await svc.sessions.open(account["id"])
+    response = json_response(200, {"token": token, "expires_at": expires.isoformat(),
+                                   "account": public_view(account)})
+    response.set_cookie(_cookie(svc, token, expires))
+    return response
+
+
+async def logout(request: Request, svc: Services) -> Response:
+    await signed_in(request, svc)
+    await svc.sessions.close(session_token(request) or "")
+    response = Response(204)
+    response.unset_cookie(COOKIE_NAME)
+    return response
+
+
+async def me(request: Request, svc: Services) -> Response:
+    identity = await signed_in(request, svc)
+    return json_response(200, public_view(await svc.accounts.find(identity.account_id)))
+
+
+async def change_password(request: Request, svc: Services) -> Response:
+    identity = await signed_in(request, svc)
+    body = await read_body(request, PasswordChangeBody, svc.max_body_bytes)
+    if not await svc.accounts.verify_password(identity.account_id, body.current_password):
+        raise Unauthorized("The current password is wrong.", code="invalid_credentials",
+                           field="current_password")
+    await svc.accounts.set_password(identity.account_id, body.new_password)
+    return Response(204)
+
+
+def register(router: Router) -> None:
+    router.add_post("/api/auth/login", login)
+    router.add_post("/api/auth/logout", logout)
+    router.add_get("/api/me", me)
+    router.add_post("/api/me/password", change_password)

@@ -1,0 +1,208 @@
+"""Accounts: who they are, their role and grants, signing in, and the first superadmin.
+
+Passwords are hashed with argon2id in a worker thread (hashing is deliberately slow and
+must not stall the event loop). Sign-in failures are counted in the database so the
+slow-down holds across server processes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Any, Iterable
+from uuid import UUID
+
+import anyio.to_thread
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from app.http.errors import Conflict, NotFound, TooManyRequests, Unauthorized, Unprocessable
+from app.services.audit import AuditLog
+from app.tables import Account, LoginFailure
+from core import throttle
+
+ROLES = ("user", "admin", "superadmin")
+PERMISSIONS = ("telephony.manage", "voice.manage", "config.manage")
+MIN_PASSWORD_LENGTH = 10
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
+_HASHER = PasswordHasher()
+# Verifying against this when the account does not exist keeps the time of a wrong
+# address equal to that of a wrong password.
+_DUMMY_HASH = _HASHER.hash(secrets.token_hex(16))
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who is calling: an account, through a session or an API key."""
+
+    account_id: UUID
+    email: str
+    role: str
+    permissions: frozenset[str]
+    api_key_id: UUID | None = None
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role in ("admin", "superadmin")
+
+    @property
+    def is_superadmin(self) -> bool:
+        return self.role == "superadmin"
+
+    def has(self, permission: str) -> bool:
+        return self.is_admin or permission in self.permissions
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any], api_key_id: UUID | None = None) -> "Identity":
+        return cls(row["id"], row["email"], row["role"], frozenset(row["permissions"] or ()),
+                   api_key_id)
+
+
+def public_view(row: dict[str, Any]) -> dict[str, Any]:
+    """An account as the API shows it: never the password hash."""
+    return {
+        "id": str(row["id"]),
+        "email": row["email"],
+        "role": row["role"],
+        "permissions": sorted(row["permissions"] or ()),
+        "deactivated": row["deactivated_at"] is not None,
+        "created_at": row["created_at"].isoformat(),
+    }
+
+
+def normalise_email(email: str) -> str:
+    email = email.strip().lower()
+    if not _EMAIL.match(email) or len(email) > 320:
+        raise Unprocessable("Give a valid email address.", field="email")
+    return email
+
+
+def check_password(password: str) -> None:
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise Unprocessable(f"A password needs at least {MIN_PASSWORD_LENGTH} characters.",
+                            field="password", code="password_too_short")
+
+
+def check_grants(role: str, permissions: Iterable[str]) -> list[str]:
+    if role not in ROLES:
+        raise Unprocessable(f"role must be one of {', '.join(ROLES)}.", field="role")
+    unknown = sorted(set(permissions) - set(PERMISSIONS))
+    if unknown:
+        raise Unprocessable(f"Unknown permission {unknown[0]!r}.", field="permissions")
+    return sorted(set(permissions))
+
+
+async def hash_password(password: str) -> str:
+    return await anyio.to_thread.run_sync(_HASHER.hash, password)
+
+
+async def _verify(stored_hash: str, password: str) -> bool:
+    def verify() -> bool:
+        try:
+            return _HASHER.verify(stored_hash, password)
+        except (VerificationError, InvalidHashError):
+            return False
+
+    return await anyio.to_thread.run_sync(verify)
+
+
+class Accounts:
+    def __init__(self, audit: AuditLog) -> None:
+        self.audit = audit
+
+    async def find(self, account_id: UUID | str) -> dict[str, Any]:
+        try:
+            account_id = UUID(str(account_id))
+        except ValueError:
+            raise NotFound("No such account.") from None
+        row = await Account.select().where(Account.id == account_id).first()
+        if row is None:
+            raise NotFound("No such account.")
+        return row
+
+    async def list(self) -> list[dict[str, Any]]:
+        return await Account.select().order_by(Account.created_at)
+
+    async def create(self, email: str, password: str, role: str = "user",
+                     permissions: Iterable[str] = (), actor: UUID | None = None) -> dict[str, Any]:
+        email = normalise_email(email)
+        check_password(password)
+        grants = check_grants(role, permissions)
+        if await Account.exists().where(Account.email == email):
+            raise Conflict("An account with this email exists.", code="email_taken", field="email")
+        row = Account(email=email, password_hash=await hash_password(password), role=role,
+                      permissions=grants)
+        await row.save()
+        await self.audit.record("account.created", actor=actor, subject=str(row.id),
+                                data={"role": role, "permissions": grants})
+        return await self.find(row.id)
+
+    async def update(self, account_id: UUID | str, *, actor: UUID, role: str | None = None,
+                     permissions: Iterable[str] | None = None,
+                     deactivated: bool | None = None) -> dict[str, Any]:
+        row = await self.find(account_id)
+        changes: dict[str, Any] = {}
+        if role is not None or permissions is not None:
+            new_role = role if role is not None else row["role"]
+            grants = check_grants(new_role, permissions if permissions is not None
+                                  else row["permissions"])
+            changes.update({Account.role: new_role, Account.permissions: grants})
+        if deactivated is not None:
+            changes[Account.deactivated_at] = dt.datetime.now(dt.UTC) if deactivated else None
+        if changes:
+            await Account.update(changes).where(Account.id == row["id"])
+            await self.audit.record("account.changed", actor=actor, subject=str(row["id"]),
+                                    data={str(k._meta.name): (v.isoformat() if isinstance(
+                                        v, dt.datetime) else v) for k, v in changes.items()})
+        return await self.find(row["id"])
+
+    async def set_password(self, account_id: UUID, password: str) -> None:
+        check_password(password)
+        await Account.update({Account.password_hash: await hash_password(password)}).where(
+            Account.id == account_id)
+        await self.audit.record("account.password_changed", actor=account_id,
+                                subject=str(account_id))
+
+    async def verify_password(self, account_id: UUID, password: str) -> bool:
+        row = await Account.select(Account.password_hash).where(Account.id == account_id).first()
+        return row is not None and await _verify(row["password_hash"], password)
+
+    async def _throttle(self, email: str, address: str) -> None:
+        now = dt.datetime.now(dt.UTC)
+        for column, value, policy in ((LoginFailure.email, email, throttle.ACCOUNT_POLICY),
+                                      (LoginFailure.address, address, throttle.ADDRESS_POLICY)):
+            since = now - dt.timedelta(seconds=policy.window_seconds)
+            recent = await LoginFailure.select(LoginFailure.at).where(
+                (column == value) & (LoginFailure.at > since)).order_by(
+                LoginFailure.at, ascending=False)
+            if not recent:
+                continue
+            wait = throttle.seconds_to_wait(policy, len(recent),
+                                            (now - recent[0]["at"]).total_seconds())
+            if wait > 0:
+                seconds = int(wait) + 1
+                raise TooManyRequests(
+                    f"Too many failed sign-ins. Try again in {seconds} seconds.",
+                    code="too_many_attempts", headers={"Retry-After": str(seconds)})
+
+    async def authenticate(self, email: str, password: str, address: str) -> dict[str, Any]:
+        """The account for these credentials, or 401 without saying which part was wrong."""
+        email = email.strip().lower()
+        await self._throttle(email, address)
+        row = await Account.select().where(Account.email == email).first()
+        valid = await _verify(row["password_hash"] if row else _DUMMY_HASH, password)
+        if not valid or row is None or row["deactivated_at"] is not None:
+            await LoginFailure.insert(LoginFailure(email=email, address=address))
+            raise Unauthorized("Wrong email or password.", code="invalid_credentials")
+        await LoginFailure.delete().where(LoginFailure.email == email)
+        return row
+
+    async def ensure_first_superadmin(self, email: str = "admin@localhost") -> str | None:
+        """Create a superadmin when there is none; return its one-time password."""
+        if await Account.exists().where(Account.role == "superadmin"):
+            return None
+        password = secrets.token_urlsafe(15)
+        await self.create(email, password, role="superadmin")
+        return password

@@ -1,0 +1,152 @@
+"""Settings in force: boot values, runtime overrides in the database, and who may change
+what (declared in ``core.settings``).
+
+Reads go through a snapshot of the overrides cached for ``cache_seconds``; a write made
+by this process drops its cache at once, and other processes see it within the cache
+window, so a runtime value wins without a restart.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Mapping
+
+from app.config import BootConfig
+from app.crypto import EncryptionKeyMissing, SecretBox
+from app.http.errors import Conflict, NotFound, Unprocessable
+from app.services.accounts import Identity
+from app.services.audit import AuditLog
+from app.tables import RuntimeSetting
+from core import settings as registry
+from core.settings import Access, Setting
+
+
+class Snapshot:
+    """Boot values plus runtime overrides at one moment; cheap to read many keys from."""
+
+    def __init__(self, boot: BootConfig, runtime: Mapping[str, Any]) -> None:
+        self.boot = boot
+        self.runtime = runtime
+
+    def __getitem__(self, key: str) -> Any:
+        return registry.resolve(key, self.boot.values, self.runtime)
+
+
+def may_change(identity: Identity, setting: Setting) -> bool:
+    if setting.access is Access.BOOT:
+        return False
+    if setting.access is Access.SUPERADMIN:
+        return identity.is_superadmin
+    return identity.has(setting.access.value)
+
+
+class Settings:
+    def __init__(self, boot: BootConfig, box: SecretBox, audit: AuditLog,
+                 cache_seconds: float = 1.0) -> None:
+        self.boot = boot
+        self.box = box
+        self.audit = audit
+        self.cache_seconds = cache_seconds
+        self._cached: tuple[float, dict[str, Any]] | None = None
+
+    async def _overrides(self) -> dict[str, Any]:
+        now = time.monotonic()
+        if self._cached is not None and now - self._cached[0] < self.cache_seconds:
+            return self._cached[1]
+        rows = await RuntimeSetting.select(RuntimeSetting.key, RuntimeSetting.value)
+        overrides = {row["key"]: json.loads(row["value"]) if row["value"] is not None else None
+                     for row in rows if row["key"] in registry.REGISTRY}
+        self._cached = (now, overrides)
+        return overrides
+
+    def forget_cache(self) -> None:
+        self._cached = None
+
+    async def snapshot(self) -> Snapshot:
+        return Snapshot(self.boot, await self._overrides())
+
+    async def get(self, key: str) -> Any:
+        return (await self.snapshot())[key]
+
+    async def secret(self, key: str) -> str | None:
+        """A decrypted credential, or None when absent or unreadable."""
+        setting = registry.get(key)
+        assert setting.encrypted, key
+        return self.box.open(await self.get(key), key)
+
+    def _writable(self, identity: Identity, key: str) -> Setting:
+        try:
+            setting = registry.get(key)
+        except registry.SettingError:
+            raise NotFound(f"No setting {key!r}.") from None
+        if not may_change(identity, setting):
+            # Known settings the caller may not change answer like unknown ones.
+            raise NotFound(f"No setting {key!r}.")
+        return setting
+
+    async def _store(self, key: str, value: Any, identity: Identity, audit_value: bool) -> None:
+        payload = json.dumps(value)
+        await RuntimeSetting.insert(RuntimeSetting(key=key, value=payload,
+                                                   updated_by=identity.account_id)
+                                    ).on_conflict(
+            target=RuntimeSetting.key, action="DO UPDATE",
+            values=[RuntimeSetting.value, RuntimeSetting.updated_by, RuntimeSetting.updated_at])
+        self.forget_cache()
+        await self.audit.record("settings.changed", actor=identity.account_id, subject=key,
+                                data={"value": value} if audit_value else {"stored": value is not None})
+
+    async def change(self, identity: Identity, key: str, value: Any) -> None:
+        setting = self._writable(identity, key)
+        if setting.encrypted and value is not None:
+            return await self.change_secret(identity, key, value)
+        try:
+            value = registry.check_runtime_value(setting, value)
+        except registry.SettingError as exc:
+            raise Unprocessable(exc.message, code=exc.code, field=key) from None
+        await self._store(key, value, identity, audit_value=not setting.hidden)
+
+    async def change_secret(self, identity: Identity, key: str, plaintext: str) -> None:
+        setting = self._writable(identity, key)
+        if not isinstance(plaintext, str) or not plaintext:
+            raise Unprocessable(f"{key} must be a non-empty string.", field=key)
+        try:
+            sealed = self.box.seal(plaintext, key)
+        except EncryptionKeyMissing:
+            raise Conflict("Set message_encryption_key before storing any credential.",
+                           code="encryption_key_missing", field=key) from None
+        await self._store(setting.key, sealed, identity, audit_value=False)
+
+    async def reset(self, identity: Identity, key: str) -> None:
+        """Drop the runtime override so the boot value (or default) applies again."""
+        self._writable(identity, key)
+        await RuntimeSetting.delete().where(RuntimeSetting.key == key)
+        self.forget_cache()
+        await self.audit.record("settings.reset", actor=identity.account_id, subject=key)
+
+    def describe(self, setting: Setting, snapshot: Snapshot, identity: Identity) -> dict[str, Any]:
+        """A setting as the admin configuration shows it; hidden values only as stored-or-not."""
+        view: dict[str, Any] = {
+            "key": setting.key,
+            "type": setting.kind.__name__,
+            "description": setting.description,
+            "access": setting.access.value,
+            "may_change": may_change(identity, setting),
+            "restart_required": setting.restart or setting.access is Access.BOOT,
+            "minimum": setting.minimum,
+            "maximum": setting.maximum,
+            "choices": list(setting.choices) if setting.choices else None,
+            "nullable": setting.nullable,
+            "follows": setting.follows,
+            "encrypted": setting.encrypted,
+            "overridden": setting.key in snapshot.runtime,
+        }
+        if setting.hidden:
+            value = snapshot[setting.key]
+            view["value_set"] = (self.box.open(value, setting.key) is not None
+                                 if setting.encrypted else value is not None)
+        else:
+            view["value"] = snapshot[setting.key]
+            view["boot_value"] = registry.resolve(setting.key, self.boot.values, {})
+            view["default"] = setting.default
+        return view

@@ -1,0 +1,76 @@
+"""Piccolo tables: the data svc keeps.
+
+The tables mirror the SQL in ``piccolo_migrations``; a test compares both so they cannot
+drift. Names are singular; every primary key is a UUID except append-only logs, which
+count with a bigserial.
+"""
+
+from __future__ import annotations
+
+from piccolo.columns import (
+    JSONB,
+    UUID,
+    Array,
+    BigSerial,
+    ForeignKey,
+    Text,
+    Timestamptz,
+)
+from piccolo.columns.defaults.timestamptz import TimestamptzNow
+from piccolo.table import Table
+
+
+class Account(Table, tablename="account"):
+    """A person who signs in. ``role`` is user, admin or superadmin; ``permissions``
+    holds grants such as telephony.manage (administrators hold all of them)."""
+
+    id = UUID(primary_key=True)
+    email = Text(unique=True)
+    password_hash = Text()
+    role = Text(default="user")
+    permissions = Array(base_column=Text())
+    deactivated_at = Timestamptz(null=True, default=None)
+    created_at = Timestamptz(default=TimestamptzNow())
+
+
+class AuthSession(Table, tablename="auth_session"):
+    """A signed-in session. Only the SHA-256 of the token is kept."""
+
+    id = UUID(primary_key=True)
+    token_sha256 = Text(unique=True)
+    account_id = ForeignKey(references=Account)
+    created_at = Timestamptz(default=TimestamptzNow())
+    expires_at = Timestamptz()
+
+
+class LoginFailure(Table, tablename="login_failure"):
+    """One failed sign-in, kept briefly to slow down guessing per account and address."""
+
+    id = BigSerial(primary_key=True)
+    email = Text()
+    address = Text()
+    at = Timestamptz(default=TimestamptzNow())
+
+
+class RuntimeSetting(Table, tablename="runtime_setting"):
+    """A runtime override of a setting declared in ``core.settings``. ``value`` is JSON;
+    a JSON null is a deliberate null (for settings that follow another)."""
+
+    key = Text(primary_key=True)
+    value = JSONB(null=True)
+    updated_at = Timestamptz(default=TimestamptzNow())
+    updated_by = UUID(null=True, default=None)
+
+
+class AuditEntry(Table, tablename="audit_entry"):
+    """Append-only audit trail (the database refuses UPDATE and DELETE on it)."""
+
+    id = BigSerial(primary_key=True)
+    kind = Text()
+    actor_id = UUID(null=True, default=None)
+    subject = Text(null=True, default=None)
+    data = JSONB(default="{}")
+    at = Timestamptz(default=TimestamptzNow())
+
+
+ALL_TABLES = (Account, AuthSession, LoginFailure, RuntimeSetting, AuditEntry)

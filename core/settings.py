@@ -1,0 +1,313 @@
+"""Every setting svc knows, declared once, and the pure rules that read and check them.
+
+A setting has one declaration here: its type, default, accepted range, whether it is
+stored encrypted, whether it is boot-only, and who may change it at runtime. The app
+reads boot values (environment and TOML) and runtime values (the ``setting`` table)
+and asks :func:`resolve` for the value in force; :func:`check_runtime_value` decides
+whether a write is allowed. Nothing here touches the environment or the database.
+
+Resolution order (spec: telephony.md "Runtime settings"): a runtime value wins, then the
+boot value, then the declared default. A setting that ``follows`` another takes that
+one's value while its own is null (``voice.phone.*`` follows ``voice.*``;
+``telephony.public_base_url`` follows ``server.public_url``).
+"""
+
+from __future__ import annotations
+
+import enum
+import ipaddress
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+__all__ = [
+    "Access",
+    "Setting",
+    "SettingError",
+    "REGISTRY",
+    "get",
+    "parse_boot_text",
+    "check_boot_value",
+    "check_runtime_value",
+    "resolve",
+]
+
+
+class Access(enum.Enum):
+    """Who may change a setting while the service runs."""
+
+    #: Only at boot (environment or TOML); a restart applies a change.
+    BOOT = "boot"
+    #: Holders of the ``config.manage`` permission.
+    CONFIG = "config.manage"
+    #: Holders of the ``voice.manage`` permission.
+    VOICE = "voice.manage"
+    #: The break-glass super-administrator only.
+    SUPERADMIN = "superadmin"
+
+
+class SettingError(ValueError):
+    """A value a setting does not accept; ``code`` and ``key`` go into the 422 body."""
+
+    def __init__(self, key: str, message: str, code: str = "invalid_value") -> None:
+        super().__init__(message)
+        self.key = key
+        self.code = code
+        self.message = message
+
+
+Check = Callable[[Any], str | None]
+"""Extra rule for a value: returns a sentence saying what is wrong, or None."""
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    key: str
+    kind: type
+    default: Any
+    description: str
+    access: Access = Access.CONFIG
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] | None = None
+    nullable: bool = False
+    encrypted: bool = False
+    secret: bool = False
+    restart: bool = False
+    clamp: bool = False
+    follows: str | None = None
+    check: Check | None = None
+
+    @property
+    def runtime(self) -> bool:
+        return self.access is not Access.BOOT
+
+    @property
+    def hidden(self) -> bool:
+        """Values never shown in any response: encrypted credentials and secrets."""
+        return self.encrypted or self.secret
+
+
+def _https_url(value: str) -> str | None:
+    if not value.startswith("https://") or len(value) <= len("https://"):
+        return "must be an https:// address"
+    if any(c.isspace() for c in value):
+        return "must not contain spaces"
+    return None
+
+
+def _http_url(value: str) -> str | None:
+    if value in ("", "local"):
+        return None
+    if not value.startswith(("http://", "https://")):
+        return "must be empty, 'local' or an http(s):// address"
+    return None
+
+
+def _listen_address(value: str) -> str | None:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        return "must be host:port, for example 10.0.0.5:9092"
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        if not host or not all(part.isalnum() or "-" in part for part in host.split(".")):
+            return "host must be an IP address or a host name"
+    return None
+
+
+def _declare(*settings: Setting) -> dict[str, Setting]:
+    registry: dict[str, Setting] = {}
+    for setting in settings:
+        assert setting.key not in registry, f"declared twice: {setting.key}"
+        registry[setting.key] = setting
+    for setting in settings:
+        assert setting.follows is None or setting.follows in registry, setting.key
+    return registry
+
+
+B, C, V, S = Access.BOOT, Access.CONFIG, Access.VOICE, Access.SUPERADMIN
+DAYS = 3650  # spec: telephony.md "Limits" — any retention period
+
+
+def _voice_dials() -> list[Setting]:
+    """The speech dials: ``voice.*`` carries the browser defaults, ``voice.phone.*`` the
+    telephone ones; a null ``voice.phone.*`` follows ``voice.*`` (spec: "Speech dials")."""
+    dials = [
+        # name, kind, telephone default, browser default, minimum, maximum, clamp
+        ("silence_threshold_ms", int, 900, 1500, 200, 2000, False),
+        ("min_speech_ms", int, 250, 200, 0, 2000, False),
+        ("turn_detection", bool, True, False, None, None, False),
+        ("speech_rms", float, 0.012, 0.012, 0.0, 1.0, True),
+        ("barge_rms", float, 0.035, 0.035, 0.0, 1.0, True),
+        ("barge_min_ms", int, 240, 320, 100, 2000, False),
+    ]
+    out: list[Setting] = []
+    for name, kind, phone, browser, lo, hi, clamp in dials:
+        out.append(Setting(f"voice.{name}", kind, browser, f"Live voice in the browser: {name}.",
+                           C, lo, hi, clamp=clamp))
+        out.append(Setting(f"voice.phone.{name}", kind, phone,
+                           f"Telephone calls: {name}; null follows voice.{name}.",
+                           C, lo, hi, nullable=True, clamp=clamp, follows=f"voice.{name}"))
+    return out
+
+
+REGISTRY: dict[str, Setting] = _declare(
+    # -- process and storage (boot only)
+    Setting("server.host", str, "127.0.0.1", "Address the HTTP server listens on.", B),
+    Setting("server.port", int, 8080, "Port the HTTP server listens on.", B, 0, 65535),
+    Setting("server.public_url", str, "http://127.0.0.1:8080",
+            "How the outside world reaches this service.", B, check=_http_url),
+    Setting("server.max_body_bytes", int, 1_048_576,
+            "Largest request body accepted by JSON endpoints.", B, 1024, 256 * 1_048_576),
+    Setting("database.url", str, None,
+            "PostgreSQL URL; unset starts the embedded server under storage.data_dir/pg.",
+            B, nullable=True, secret=True),
+    Setting("storage.data_dir", str, "./data", "Where the embedded database and files live.", B),
+    Setting("storage.recordings_dir", str, "./data/recordings", "Call recordings.", B),
+    Setting("message_encryption_key", str, None,
+            "32-byte key (base64 or hex) sealing credentials at rest; required before any "
+            "credential is stored.", B, nullable=True, secret=True),
+    Setting("log.level", str, "info", "Log level.", B, choices=("debug", "info", "warning", "error")),
+    # -- feature flags (spec: runtime overrides under the same names)
+    Setting("features.public_api", bool, True, "The /v1 API and key management.", C),
+    Setting("features.telephony", bool, False, "Telephone lines.", C),
+    Setting("features.voice", bool, False, "Voice input and output.", C),
+    Setting("features.voice_live", bool, False, "Live two-way voice.", C),
+    Setting("notifications.enabled", bool, False, "Outward notifications are sent.", C),
+    # -- public API (spec: public-api.md "Limits"; the three api.* settings: super-admin)
+    Setting("api.rate_per_min", int, 60, "Requests per key per minute.", S, 1, 1_000_000),
+    Setting("api.chat_retention_days", int, 0,
+            "API conversations are deleted after this many days; 0 keeps them.", S, 0, DAYS),
+    Setting("api.cors_allow_all", bool, False, "Browser tools may call /v1 cross-origin.", S),
+    # -- telephony (spec: telephony.md "Runtime settings")
+    Setting("telephony.provider", str, None, "carrier, pbx, or none.", S,
+            choices=("carrier", "pbx"), nullable=True),
+    Setting("telephony.public_base_url", str, None,
+            "Public https address the carrier signs; null follows server.public_url.", S,
+            nullable=True, follows="server.public_url", check=_https_url),
+    Setting("telephony.max_concurrent_calls", int, 2, "Calls at once.", C, 1, 100_000),
+    Setting("telephony.pbx_listen", str, None, "host:port of the AudioSocket listener.", S,
+            nullable=True, restart=True, check=_listen_address),
+    Setting("telephony.auth_token_enc", str, None, "Carrier credential.", S,
+            nullable=True, encrypted=True),
+    Setting("telephony.pbx_key_enc", str, None, "Shared secret of the telephone system.", S,
+            nullable=True, encrypted=True),
+    Setting("telephony.tool_timeout_secs", int, 8, "Time ceiling of a tool on a call.", C, 1, 60),
+    # -- speech engines (voice.manage)
+    Setting("voice_live.tts_stream", bool, False, "A streaming synthesiser is configured.", V),
+    Setting("voice_live.tts_stream_url", str, "",
+            "OpenAI-compatible /v1 base for /audio/speech, or 'local' for eSpeak NG.", V,
+            check=_http_url),
+    Setting("voice_live.tts_model", str, "tts-1", "Synthesis model name.", V),
+    Setting("voice_live.tts_voice", str, "alloy", "Synthesis voice name.", V),
+    Setting("voice_live.tts_api_key_enc", str, None, "Synthesis API key.", V,
+            nullable=True, encrypted=True),
+    Setting("voice_live.stt_url", str, "",
+            "OpenAI-compatible /v1 base for /audio/transcriptions, or 'local' for PocketSphinx.",
+            V, check=_http_url),
+    Setting("voice_live.stt_model", str, "whisper-1", "Recognition model name.", V),
+    Setting("voice_live.stt_api_key_enc", str, None, "Recognition API key.", V,
+            nullable=True, encrypted=True),
+    Setting("voice_live.stt_sample_rate", int, 16000,
+            "Recognition sample rate; only 8000 and 16000 convert.", V, 8000, 48000),
+    Setting("voice_live.stt_stream_kind", str, None, "Streaming recognition kind.", V,
+            nullable=True),
+    Setting("voice.turn_detection_url", str, "",
+            "Turn-detection service: partial transcript in, end-of-turn probability out.", C,
+            check=_http_url),
+    *_voice_dials(),
+)
+
+
+def get(key: str) -> Setting:
+    try:
+        return REGISTRY[key]
+    except KeyError:
+        raise SettingError(key, f"unknown setting {key!r}", "unknown_setting") from None
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def parse_boot_text(setting: Setting, text: str) -> Any:
+    """Turn an environment string into a typed value (``SVC__A__B=...``)."""
+    if setting.nullable and text.strip().lower() in ("", "null", "none"):
+        return None
+    if setting.kind is bool:
+        lowered = text.strip().lower()
+        if lowered in _TRUE or lowered in _FALSE:
+            return lowered in _TRUE
+        raise SettingError(setting.key, f"{setting.key} must be true or false, not {text!r}")
+    if setting.kind in (int, float):
+        try:
+            return setting.kind(text.strip())
+        except ValueError:
+            raise SettingError(setting.key, f"{setting.key} must be a number, not {text!r}") from None
+    return text
+
+
+def _check_type(setting: Setting, value: Any) -> Any:
+    if value is None:
+        if setting.nullable:
+            return None
+        raise SettingError(setting.key, f"{setting.key} cannot be null")
+    kind = setting.kind
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, bool) and kind is not bool:
+        raise SettingError(setting.key, f"{setting.key} must be of type {kind.__name__}")
+    if not isinstance(value, kind):
+        raise SettingError(setting.key, f"{setting.key} must be of type {kind.__name__}")
+    return value
+
+
+def _check_rules(setting: Setting, value: Any) -> None:
+    if value is None:
+        return
+    if setting.minimum is not None and value < setting.minimum:
+        raise SettingError(setting.key, f"{setting.key} must be at least {setting.minimum}",
+                           "out_of_range")
+    if setting.maximum is not None and value > setting.maximum:
+        raise SettingError(setting.key, f"{setting.key} must be at most {setting.maximum}",
+                           "out_of_range")
+    if setting.choices is not None and value not in setting.choices:
+        raise SettingError(setting.key,
+                           f"{setting.key} must be one of {', '.join(setting.choices)}")
+    if setting.check is not None and (problem := setting.check(value)) is not None:
+        raise SettingError(setting.key, f"{setting.key} {problem}")
+
+
+def check_boot_value(setting: Setting, value: Any) -> Any:
+    """A boot value must have the right type; a clamped setting may lie outside its range
+    (it is clamped on read), every other range rule holds."""
+    value = _check_type(setting, value)
+    if not setting.clamp:
+        _check_rules(setting, value)
+    return value
+
+
+def check_runtime_value(setting: Setting, value: Any) -> Any:
+    """Return the value to store for a runtime write, or raise :class:`SettingError`."""
+    if not setting.runtime:
+        raise SettingError(setting.key, f"{setting.key} is set at boot only; restart to change it",
+                           "boot_only")
+    value = _check_type(setting, value)
+    _check_rules(setting, value)
+    return value
+
+
+_UNSET = object()
+
+
+def resolve(key: str, boot: Mapping[str, Any], runtime: Mapping[str, Any]) -> Any:
+    """The value in force: runtime wins, then boot, then the default; null follows."""
+    setting = get(key)
+    value = runtime.get(key, _UNSET) if setting.runtime else _UNSET
+    if value is _UNSET:
+        value = boot.get(key, setting.default)
+    if value is None and setting.follows is not None:
+        return resolve(setting.follows, boot, runtime)
+    if setting.clamp and value is not None:
+        value = min(max(value, setting.minimum), setting.maximum)
+    return value

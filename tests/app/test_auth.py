@@ -1,0 +1,79 @@
+"""Signing in and out, sessions, and the gates every route uses."""
+
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+PASSWORD = "correct horse battery staple"
+
+
+async def test_login_returns_a_session_usable_as_bearer_and_cookie(api, services):
+    await services.accounts.create("Ann@Example.org", PASSWORD)
+    response = await api.post("/api/auth/login", json={"email": "ann@example.org",
+                                                       "password": PASSWORD})
+    assert response.status_code == 200
+    token = response.json()["token"]
+    assert "httponly" in response.headers["set-cookie"].lower()
+    me = await api.get("/api/me", headers={"Authorization": f"Bearer {token}"})
+    assert me.status_code == 200 and me.json()["email"] == "ann@example.org"
+    assert "password_hash" not in me.text
+    api.cookies.set("svc_session", token)
+    assert (await api.get("/api/me")).status_code == 200
+
+
+async def test_wrong_password_and_unknown_email_get_the_same_401(api, services):
+    await services.accounts.create("ann@example.org", PASSWORD)
+    wrong_password = await api.post("/api/auth/login", json={"email": "ann@example.org",
+                                                             "password": "not the password"})
+    unknown_email = await api.post("/api/auth/login", json={"email": "bob@example.org",
+                                                            "password": "not the password"})
+    assert wrong_password.status_code == unknown_email.status_code == 401
+    assert wrong_password.json() == unknown_email.json()
+
+
+async def test_repeated_failures_for_one_account_are_slowed_down(api, services):
+    await services.accounts.create("ann@example.org", PASSWORD)
+    bad = {"email": "ann@example.org", "password": "guess guess guess"}
+    statuses = [(await api.post("/api/auth/login", json=bad)).status_code for _ in range(7)]
+    assert statuses[:5] == [401] * 5
+    assert 429 in statuses[5:]
+    refused = await api.post("/api/auth/login", json={"email": "ann@example.org",
+                                                      "password": PASSWORD})
+    assert refused.status_code == 429
+    assert int(refused.headers["retry-after"]) >= 1
+    assert refused.json()["error"]["code"] == "too_many_attempts"
+
+
+async def test_logout_ends_the_session(api, services):
+    headers = await api.as_new_user(services, "ann@example.org")
+    assert (await api.post("/api/auth/logout", headers=headers)).status_code == 204
+    assert (await api.get("/api/me", headers=headers)).status_code == 401
+
+
+async def test_a_deactivated_accounts_sessions_stop_at_once(api, services):
+    admin = await api.as_new_user(services, "boss@example.org", role="admin")
+    user = await api.as_new_user(services, "ann@example.org")
+    ann = (await api.get("/api/me", headers=user)).json()
+    changed = await api.patch(f"/api/admin/users/{ann['id']}", headers=admin,
+                              json={"deactivated": True})
+    assert changed.status_code == 200 and changed.json()["deactivated"] is True
+    assert (await api.get("/api/me", headers=user)).status_code == 401
+    again = await api.post("/api/auth/login", json={"email": "ann@example.org",
+                                                    "password": PASSWORD})
+    assert again.status_code == 401
+
+
+async def test_no_session_is_401_and_unknown_token_is_401(api):
+    assert (await api.get("/api/me")).status_code == 401
+    assert (await api.get("/api/me", headers={"Authorization": "Bearer nope"})).status_code == 401
+
+
+async def test_password_change_needs_the_current_password(api, services):
+    headers = await api.as_new_user(services, "ann@example.org")
+    wrong = await api.post("/api/me/password", headers=headers,
+                           json={"current_password": "nope", "new_password": "a new long password"})
+    assert wrong.status_code == 401
+    right = await api.post("/api/me/password", headers=headers,
+                           json={"current_password": PASSWORD, "new_password": "a new long password"})
+    assert right.status_code == 204
+    await api.login("ann@example.org", "a new long password")

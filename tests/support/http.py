@@ -1,0 +1,64 @@
+"""Serving the application on a loopback port inside a test, and a client for it."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from typing import AsyncIterator
+
+import anyio
+import httpx
+import uvicorn
+
+from app.main import create_app
+from app.services.bundle import Services
+
+
+class ApiClient(httpx.AsyncClient):
+    """httpx client with helpers to sign in."""
+
+    async def login(self, email: str, password: str) -> str:
+        response = await self.post("/api/auth/login", json={"email": email, "password": password})
+        assert response.status_code == 200, response.text
+        return response.json()["token"]
+
+    async def as_new_user(self, services: Services, email: str, role: str = "user",
+                          permissions: tuple[str, ...] = ()) -> dict[str, str]:
+        """Create an account and return the Authorization header of its session."""
+        password = "correct horse battery staple"
+        await services.accounts.create(email, password, role, permissions)
+        return {"Authorization": f"Bearer {await self.login(email, password)}"}
+
+
+class _EmbeddedServer(uvicorn.Server):
+    """uvicorn without its signal handlers: inside a test the runner owns signals."""
+
+    def capture_signals(self):
+        return contextlib.nullcontext()
+
+
+def free_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    return sock
+
+
+@contextlib.asynccontextmanager
+async def running_app(services: Services) -> AsyncIterator[ApiClient]:
+    app = create_app(services, own_pool=False)
+    sock = free_socket()
+    port = sock.getsockname()[1]
+    server = _EmbeddedServer(uvicorn.Config(app, lifespan="on", log_config=None,
+                                            access_log=False, http="httptools"))
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(server.serve, [sock])
+        while not server.started:
+            await anyio.sleep(0.005)
+        try:
+            async with ApiClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+                yield client
+        finally:
+            server.should_exit = True
+    sock.close()
