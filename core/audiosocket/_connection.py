@@ -169,7 +169,9 @@ class AudioSocketConnection:
 
     def _receive_eof(self) -> None:
         if self._buffer:
-            raise self._fail(f"connection closed inside a frame ({len(self._buffer)} bytes pending)")
+            raise self._fail(
+                f"connection closed inside a frame ({len(self._buffer)} bytes pending)"
+            )
         # Closing the socket is a hangup ("socket closure is also sufficient"); report
         # it unless the peer had already ended or never introduced a call.
         if self._state in (ConnectionState.OPEN, ConnectionState.HANGING_UP):
@@ -197,4 +199,3 @@ def _checked_audio(pcm: bytes) -> bytes:
             f"audio frame must be {AUDIO_FRAME_BYTES} bytes (20 ms), got {len(pcm)}"
         )
     return bytes(pcm)
-

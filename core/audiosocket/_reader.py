@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import uuid
 
-from ._events import AudioReceived, DtmfReceived, ErrorReceived, Event, HangupReceived, IdentifierReceived
+from ._events import (
+    AudioReceived,
+    DtmfReceived,
+    ErrorReceived,
+    Event,
+    HangupReceived,
+    IdentifierReceived,
+)
 from ._wire import DTMF_DIGITS, HIGHER_RATE_AUDIO_KINDS, ErrorCode, Kind
 
 __all__ = ["FrameError", "decode_payload"]

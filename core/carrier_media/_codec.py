@@ -28,7 +28,14 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import LocalProtocolError, RemoteProtocolError
-from ._events import DtmfReceived, Event, MediaReceived, StreamConnected, StreamStarted, StreamStopped
+from ._events import (
+    DtmfReceived,
+    Event,
+    MediaReceived,
+    StreamConnected,
+    StreamStarted,
+    StreamStopped,
+)
 
 __all__ = [
     "MAX_MESSAGE_BYTES",
@@ -117,7 +124,9 @@ def encode_clear(stream_sid: str) -> str:
 def _dump(message: dict[str, Any]) -> str:
     text = json.dumps(message, separators=(",", ":"))
     if len(text) > MAX_MESSAGE_BYTES:
-        raise LocalProtocolError(f"outbound message of {len(text)} bytes exceeds {MAX_MESSAGE_BYTES}")
+        raise LocalProtocolError(
+            f"outbound message of {len(text)} bytes exceeds {MAX_MESSAGE_BYTES}"
+        )
     return text
 
 

@@ -142,7 +142,9 @@ class CarrierConnection:
         for empty audio, an empty or still-pending mark name, or an oversized message."""
         target = _OUTBOUND.get((self._state, type(event)))
         if target is None:
-            raise LocalProtocolError(f"cannot send {type(event).__name__} in state {self._state.name}")
+            raise LocalProtocolError(
+                f"cannot send {type(event).__name__} in state {self._state.name}"
+            )
         stream_sid = self._stream_sid
         assert stream_sid is not None  # STREAMING implies start was received
         if isinstance(event, SendMedia):

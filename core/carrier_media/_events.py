@@ -100,4 +100,6 @@ class ClearAudio:
     """Discard audio the carrier has queued but not yet played (the caller barged in)."""
 
 
-Event = StreamConnected | StreamStarted | MediaReceived | DtmfReceived | MarkReceived | StreamStopped
+Event = (
+    StreamConnected | StreamStarted | MediaReceived | DtmfReceived | MarkReceived | StreamStopped
+)

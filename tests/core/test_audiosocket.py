@@ -283,7 +283,11 @@ def test_frames_already_on_the_way_after_our_hangup_are_still_read():
     connection = opened()
     connection.send(SendHangup())
     connection.receive_data(frame(0x10, SILENCE) + frame(0x03, b"#") + HANGUP)
-    assert connection.events_received() == [AudioReceived(SILENCE), DtmfReceived("#"), HangupReceived()]
+    assert connection.events_received() == [
+        AudioReceived(SILENCE),
+        DtmfReceived("#"),
+        HangupReceived(),
+    ]
     assert connection.state is ConnectionState.CLOSED
 
 
