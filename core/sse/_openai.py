@@ -117,12 +117,13 @@ class StreamTally:
 
     @property
     def complete(self) -> bool:
-        """The stream reached its end: ``[DONE]``, or at least a finish reason.
+        """The stream reached an end: ``[DONE]``, a finish reason or an error frame.
 
         Some llama.cpp builds end the body after the finishing chunk without the
-        sentinel; a stream with neither was cut short.
+        sentinel, and an upstream that fails midway ends after its error frame; a
+        stream with none of these was cut short.
         """
-        return self.done or self.finish_reason is not None
+        return self.done or self.finish_reason is not None or self.error is not None
 
     def observe_event(self, event: ServerSentEvent) -> None:
         """Account for one raw event without decoding the ordinary content chunks."""

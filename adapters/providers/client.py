@@ -1,0 +1,234 @@
+"""The one HTTP client for OpenAI-compatible upstreams (OpenAI, Ollama, vLLM, llama.cpp).
+
+What belongs here: the connection pool, the request to an upstream, the status check,
+and opening and closing responses — above all closing them when the caller is
+cancelled. Reading the bodies is in ``streams.py``, the error types in ``errors.py``,
+and what the payloads mean in ``core.sse``.
+
+Built on aiohttp's client: relaying through BlackSheep it measured about 8x httpx
+(spec: DESIGN.md "Real components"; ``benchmarks/upstream_clients.py`` re-measures).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+from adapters.providers.errors import (
+    UpstreamProtocolError,
+    UpstreamStatusError,
+    map_exceptions,
+)
+from adapters.providers.streams import ChunkStream, RawRelay
+from core.errors import RemoteProtocolError
+from core.sse import MAX_EVENT_BYTES, decode_json_object, model_ids, upstream_error_message
+
+__all__ = ["ProviderClient", "Timeouts", "Upstream"]
+
+_MAX_BODY_BYTES = 16 * 1024 * 1024  # a whole non-streamed answer
+_MAX_ERROR_BYTES = 64 * 1024  # enough for any error message, not for an abuse
+
+
+@dataclass(frozen=True, slots=True)
+class Upstream:
+    """Where to send a call: an OpenAI-compatible base URL (ending in ``/v1`` as a
+    rule), the provider key or None for keyless local servers, extra headers."""
+
+    base_url: str
+    api_key: str | None = None
+    extra_headers: Mapping[str, str] = field(default_factory=dict)
+    #: How errors name this upstream; the base URL when empty.
+    name: str = ""
+
+    def url(self, path: str) -> str:
+        return f"{self.base_url.rstrip('/')}/{path}"
+
+    def headers(self, accept: str) -> dict[str, str]:
+        headers = {"Accept": accept, **self.extra_headers}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    @property
+    def label(self) -> str:
+        return self.name or self.base_url
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """``connect``: seconds to get a connection (pool wait included). ``read``: the
+    longest silence allowed between two reads — a stream that keeps producing is
+    never cut, however long it runs."""
+
+    connect: float = 10.0
+    read: float = 300.0
+
+    def for_aiohttp(self) -> aiohttp.ClientTimeout:
+        return aiohttp.ClientTimeout(
+            total=None, connect=self.connect, sock_connect=self.connect, sock_read=self.read
+        )
+
+
+class ProviderClient:
+    """Calls upstreams over one pooled aiohttp session (one per process and loop).
+
+    ``list_models`` and ``complete`` return decoded JSON; ``stream`` and ``relay`` are
+    async context managers yielding a ``ChunkStream`` or a ``RawRelay``. Leaving the
+    context early — a break, an error, a cancelled task — closes the upstream
+    connection at once. Failures raise ``UpstreamError`` subclasses. Call ``aclose()``
+    (or use ``async with``) when the process stops.
+    """
+
+    def __init__(
+        self,
+        *,
+        timeouts: Timeouts = Timeouts(),
+        max_connections: int = 256,
+        max_event_bytes: int = MAX_EVENT_BYTES,
+    ) -> None:
+        self.timeouts = timeouts
+        self._max_connections = max_connections
+        self._max_event_bytes = max_event_bytes
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
+
+    async def __aenter__(self) -> ProviderClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the pool; the client cannot be used afterwards."""
+        self._closed = True
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def list_models(self, upstream: Upstream, *, timeouts: Timeouts | None = None) -> list[str]:
+        """The model ids the upstream offers (``GET {base}/models``)."""
+        async with self._request("GET", upstream, "models", None, timeouts) as response:
+            payload = await self._json_body(response, upstream)
+        with map_exceptions(upstream.label):
+            return model_ids(payload)
+
+    async def complete(
+        self, upstream: Upstream, body: Mapping[str, Any], *, timeouts: Timeouts | None = None
+    ) -> dict[str, Any]:
+        """One non-streamed chat completion; ``body`` is forwarded as given, with
+        ``stream`` forced off (and ``stream_options`` dropped, which needs it on)."""
+        request = {key: value for key, value in body.items() if key != "stream_options"}
+        request["stream"] = False
+        async with self._request("POST", upstream, "chat/completions", request, timeouts) as response:
+            return await self._json_body(response, upstream)
+
+    @asynccontextmanager
+    async def stream(
+        self, upstream: Upstream, body: Mapping[str, Any], *, timeouts: Timeouts | None = None
+    ) -> AsyncIterator[ChunkStream]:
+        """A streamed chat completion read as chunk dicts: ``async for chunk in s``."""
+        async with self._event_stream(upstream, body, timeouts) as response:
+            yield ChunkStream(response, upstream.label, self._max_event_bytes)
+
+    @asynccontextmanager
+    async def relay(
+        self, upstream: Upstream, body: Mapping[str, Any], *, timeouts: Timeouts | None = None
+    ) -> AsyncIterator[RawRelay]:
+        """A streamed chat completion as the upstream's own bytes, for passthrough:
+        ``async for data in r: write(data)``, then read ``r.usage``."""
+        async with self._event_stream(upstream, body, timeouts) as response:
+            yield RawRelay(response, upstream.label, self._max_event_bytes)
+
+    # -- the request itself --------------------------------------------------------
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        if self._closed:
+            raise RuntimeError("ProviderClient is closed")
+        if self._session is None:
+            # Created on first use so that it binds to the running event loop.
+            connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=60)
+            self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeouts.for_aiohttp())
+        return self._session
+
+    @asynccontextmanager
+    async def _request(
+        self,
+        method: str,
+        upstream: Upstream,
+        path: str,
+        body: Mapping[str, Any] | None,
+        timeouts: Timeouts | None,
+        accept: str = "application/json",
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """Send the request, check the status, and always let go of the response."""
+        session = self._get_session()
+        data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        headers = upstream.headers(accept)
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        with map_exceptions(upstream.label):
+            response = await session.request(
+                method,
+                upstream.url(path),
+                data=data,
+                headers=headers,
+                timeout=(timeouts or self.timeouts).for_aiohttp(),
+                allow_redirects=False,  # a redirected POST would silently become a GET
+            )
+        try:
+            if response.status >= 300:
+                raise await self._status_error(response, upstream)
+            yield response
+        except BaseException:
+            # Cancelled or failed mid-answer: close the connection rather than
+            # return it to the pool, so the upstream stops generating at once.
+            response.close()
+            raise
+        response.release()
+
+    @asynccontextmanager
+    async def _event_stream(
+        self, upstream: Upstream, body: Mapping[str, Any], timeouts: Timeouts | None
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        request = {**body, "stream": True}
+        async with self._request(
+            "POST", upstream, "chat/completions", request, timeouts, "text/event-stream"
+        ) as response:
+            if response.content_type != "text/event-stream":
+                text = upstream_error_message(await self._body(response, upstream, _MAX_ERROR_BYTES), 200)
+                raise UpstreamProtocolError(
+                    f"expected an event stream, got {response.content_type!r}: {text}",
+                    upstream=upstream.label,
+                )
+            yield response
+
+    async def _body(self, response: aiohttp.ClientResponse, upstream: Upstream, limit: int) -> bytes:
+        """The whole body, or ``UpstreamProtocolError`` when it exceeds ``limit``."""
+        parts, size = [], 0
+        with map_exceptions(upstream.label, answering=True):
+            while data := await response.content.read(65536):
+                size += len(data)
+                if size > limit:
+                    raise RemoteProtocolError(f"body larger than {limit} bytes")
+                parts.append(data)
+        return b"".join(parts)
+
+    async def _json_body(self, response: aiohttp.ClientResponse, upstream: Upstream) -> dict[str, Any]:
+        body = await self._body(response, upstream, _MAX_BODY_BYTES)
+        with map_exceptions(upstream.label):
+            return decode_json_object(body)
+
+    async def _status_error(
+        self, response: aiohttp.ClientResponse, upstream: Upstream
+    ) -> UpstreamStatusError:
+        try:
+            body = await self._body(response, upstream, _MAX_ERROR_BYTES)
+        except UpstreamProtocolError:
+            body = b""  # an oversized error body: the status alone must do
+        message = upstream_error_message(body, response.status)
+        return UpstreamStatusError(response.status, message, body, upstream=upstream.label)
