@@ -159,6 +159,7 @@ class AudioSocketConnection:
             event = decode_payload(kind, payload)
         except FrameError as exc:
             raise self._fail(str(exc)) from None
+        assert target is not None  # only known kinds decode, and those were checked
         self._events.append(event)
         self._state = target
 
