@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import contextlib
 import errno
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -102,6 +103,10 @@ async def _prepare(dsn: str, boot: boot_config.BootConfig, announce_first_admin:
                   f"{password}\n(shown only now; sign in and change it)", flush=True)
 
 
+def _exit_quietly(signum, frame) -> None:
+    raise SystemExit(0)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -116,14 +121,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
         services = Services.build(boot)
     except ValueError as exc:  # an unusable message_encryption_key
         raise Exit(EX_CONFIG, f"configuration: {exc}") from None
+    # A stop signal before or after uvicorn's own handling unwinds through the finally
+    # blocks below, so the embedded PostgreSQL is stopped and the exit is a clean 0.
+    # While serving, uvicorn drains in-flight requests first, then re-raises the signal
+    # to this handler.
+    for stop_signal in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop_signal, _exit_quietly)
     with database_for(boot) as dsn:
         asyncio.run(_prepare(dsn, boot, announce_first_admin=True))
+        app = create_app(services)
         host, port = sock.getsockname()[:2]
-        print(f"svc is serving on http://{host}:{port}", flush=True)
+
+        async def announce(_) -> None:
+            print(f"svc is serving on http://{host}:{port}", flush=True)
+
+        app.after_start += announce
         server = uvicorn.Server(uvicorn.Config(
-            create_app(services), lifespan="on", log_config=None, access_log=False,
-            http="httptools", loop="uvloop", timeout_graceful_shutdown=30,
-            proxy_headers=False))
+            app, lifespan="on", log_config=None, access_log=False, http="httptools",
+            loop="uvloop", timeout_graceful_shutdown=30, proxy_headers=False))
         server.run(sockets=[sock])
     return 0
 

@@ -59,13 +59,13 @@ async def change_user(request: Request, svc: Services, user_id: str) -> Response
     identity = await administrator(request, svc)
     body = await read_body(request, AccountChangeBody, svc.max_body_bytes)
     current = await svc.accounts.find(user_id)
-    _may_touch(identity, current["role"])
-    if body.role is not None:
-        _may_touch(identity, body.role)
     if current["id"] == identity.account_id and (body.deactivated or body.role not in (
             None, current["role"])):
         raise Unprocessable("You cannot deactivate or demote your own account.",
                             code="own_account", field="deactivated" if body.deactivated else "role")
+    _may_touch(identity, current["role"])
+    if body.role is not None:
+        _may_touch(identity, body.role)
     row = await svc.accounts.update(current["id"], actor=identity.account_id, role=body.role,
                                     permissions=body.permissions, deactivated=body.deactivated)
     if body.deactivated:

@@ -46,6 +46,13 @@ class TestPostgres:
 
         from app import db
 
+        if self.embedded is not None:
+            # A throwaway cluster: durability buys nothing here and costs most of the
+            # time of creating and dropping a database per test.
+            for setting in ("fsync = off", "synchronous_commit = off", "full_page_writes = off"):
+                await self._admin(f"ALTER SYSTEM SET {setting}")
+            await self._admin("SELECT pg_reload_conf()")
+
         self.template = f"svc_template_{os.getpid()}"
         await self._admin(f'DROP DATABASE IF EXISTS "{self.template}" WITH (FORCE)')
         await self._admin(f'CREATE DATABASE "{self.template}"')

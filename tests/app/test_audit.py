@@ -1,0 +1,51 @@
+"""The audit trail: one writer, append-only, filtered reads."""
+
+import datetime as dt
+
+import asyncpg
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_entries_are_listed_newest_first_with_filters(api, services):
+    admin = await api.as_new_user(services, "boss@example.org", role="admin")
+    await services.audit.record("telephony.refused", subject="+441234567890",
+                                data={"reason": "unknown_number"})
+    await services.audit.record("telephony.signature.rejected", data={"address": "1.2.3.4"})
+    everything = (await api.get("/api/admin/audit", headers=admin)).json()["data"]
+    assert everything[0]["kind"] == "telephony.signature.rejected"
+    refused = (await api.get("/api/admin/audit", headers=admin,
+                             params={"kind": "telephony.refused"})).json()["data"]
+    assert [e["data"]["reason"] for e in refused] == ["unknown_number"]
+    future = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)).isoformat()
+    later = (await api.get("/api/admin/audit", headers=admin, params={"since": future})).json()
+    assert later["data"] == []
+    one = (await api.get("/api/admin/audit", headers=admin, params={"limit": "1"})).json()
+    assert len(one["data"]) == 1
+
+
+async def test_bad_filters_are_422(api, services):
+    admin = await api.as_new_user(services, "boss@example.org", role="admin")
+    for params in ({"limit": "0"}, {"limit": "x"}, {"since": "yesterday"},
+                   {"since": "2026-01-01T00:00:00"}):
+        assert (await api.get("/api/admin/audit", headers=admin, params=params)).status_code == 422
+
+
+async def test_the_database_refuses_to_rewrite_history(services, database):
+    await services.audit.record("x.y")
+    connection = await asyncpg.connect(database)
+    try:
+        with pytest.raises(asyncpg.RaiseError, match="append-only"):
+            await connection.execute("UPDATE audit_entry SET kind = 'z'")
+        with pytest.raises(asyncpg.RaiseError, match="append-only"):
+            await connection.execute("DELETE FROM audit_entry")
+    finally:
+        await connection.close()
+
+
+async def test_credential_like_keys_never_reach_the_trail(services):
+    await services.audit.record("x", data={"password": "p", "api_key": "k", "reason": "r"})
+    rows = await services.audit.query(kind="x")
+    assert "p" not in str(rows[0]["data"]) or "password" not in str(rows[0]["data"])
+    assert "reason" in str(rows[0]["data"]) and "api_key" not in str(rows[0]["data"])

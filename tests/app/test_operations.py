@@ -1,0 +1,61 @@
+"""Health, the access log line, and the schema the tables describe."""
+
+import json
+import logging
+
+import asyncpg
+import pytest
+
+from app.tables import ALL_TABLES
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_healthz_says_the_database_answers(api):
+    response = await api.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "database": True}
+
+
+async def test_healthz_is_503_when_the_database_is_gone(api, services, database, postgres):
+    from app import db
+
+    await db.close_pool()  # no pool: as when the server cannot be reached
+    try:
+        response = await api.get("/healthz")
+        assert response.status_code == 503 and response.json()["database"] is False
+    finally:
+        await db.open_pool(max_size=2)
+
+
+async def test_one_json_log_line_per_request_with_its_request_id(api, caplog):
+    from app.log_format import JsonFormatter
+
+    with caplog.at_level(logging.INFO, logger="svc.access"):
+        response = await api.get("/healthz", headers={"x-request-id": "trace-1"})
+    lines = [JsonFormatter().format(r) for r in caplog.records if r.name == "svc.access"]
+    assert len(lines) == 1
+    line = json.loads(lines[0])
+    assert line["request_id"] == "trace-1" == response.headers["x-request-id"]
+    assert line["status"] == 200 and line["path"] == "/healthz"
+
+
+async def test_tables_match_the_migrated_schema(database):
+    connection = await asyncpg.connect(database)
+    try:
+        for table in ALL_TABLES:
+            rows = await connection.fetch(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = $1",
+                table._meta.tablename)
+            in_database = {row["column_name"] for row in rows}
+            in_code = {column._meta.db_column_name for column in table._meta.columns}
+            assert in_code == in_database, table._meta.tablename
+    finally:
+        await connection.close()
+
+
+async def test_openapi_document_is_served(api):
+    response = await api.get("/openapi.json")
+    assert response.status_code == 200
+    paths = response.json()["paths"]
+    assert "/api/auth/login" in paths and "/api/admin/settings/{key}" in paths

@@ -1,0 +1,108 @@
+"""``svc serve`` as a real process: embedded PostgreSQL, first superadmin, SIGTERM."""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def svc(args, data_dir: Path, port: int, **popen) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SVC__")}
+    env.update(SVC__STORAGE__DATA_DIR=str(data_dir), SVC__SERVER__PORT=str(port))
+    if os.environ.get("SVC__DATABASE__URL"):
+        env["SVC__DATABASE__URL"] = os.environ["SVC__DATABASE__URL"]
+    return subprocess.Popen([sys.executable, "-m", "app.cli", *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+
+
+def wait_until_serving(process: subprocess.Popen) -> list[str]:
+    lines = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            raise AssertionError("svc exited early:\n" + process.stderr.read())
+        lines.append(line)
+        if line.startswith("svc is serving"):
+            return lines
+    raise AssertionError("svc did not start in time")
+
+
+def test_serve_logs_in_and_stops_cleanly_on_sigterm(tmp_path):
+    port = free_port()
+    process = svc(["serve"], tmp_path / "data", port)
+    try:
+        printed = "".join(wait_until_serving(process))
+        password = re.search(r"one-time password (\S+)", printed).group(1)
+        base = f"http://127.0.0.1:{port}"
+        assert httpx.get(f"{base}/healthz").json()["database"] is True
+        login = httpx.post(f"{base}/api/auth/login",
+                           json={"email": "admin@localhost", "password": password})
+        assert login.status_code == 200, login.text
+        # A request in flight when SIGTERM arrives is still answered.
+        body = b'{"email": "admin@localhost", "password": "not it at all"}'
+        with socket.create_connection(("127.0.0.1", port)) as raw:
+            raw.sendall(b"POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                        b"application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body[:10])
+            time.sleep(0.2)
+            process.send_signal(signal.SIGTERM)
+            time.sleep(0.3)
+            raw.sendall(body[10:])
+            answer = raw.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 401")
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    if not os.environ.get("SVC__DATABASE__URL"):
+        assert not (tmp_path / "data" / "pg" / "postmaster.pid").exists()
+
+    again = svc(["serve"], tmp_path / "data", port)
+    try:
+        printed = "".join(wait_until_serving(again))
+        assert "one-time password" not in printed
+    finally:
+        again.send_signal(signal.SIGTERM)
+        assert again.wait(timeout=30) == 0
+
+
+def test_a_taken_port_is_one_clear_line_and_exit_69(tmp_path):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        process = svc(["serve"], tmp_path / "data", holder.getsockname()[1])
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 69
+    assert err.strip().count("\n") == 0 and "port is taken" in err
+
+
+def test_an_unwritable_data_directory_is_one_clear_line_and_exit_73(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    process = svc(["serve"], blocker / "data", free_port())
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 73
+    assert err.strip().count("\n") == 0 and "not writable" in err
+
+
+def test_admin_create_reads_the_password_from_stdin(tmp_path):
+    process = svc(["admin", "create", "--email", "ops@example.org", "--password-stdin",
+                   "--role", "superadmin"], tmp_path / "data", free_port(), stdin=subprocess.PIPE)
+    out, err = process.communicate("a long enough password\n", timeout=60)
+    assert process.returncode == 0, err
+    assert "created superadmin ops@example.org" in out
