@@ -7,10 +7,9 @@ request middleware, routes, OpenAPI docs, and the database pool's lifecycle.
 from __future__ import annotations
 
 from blacksheep import Application, Request, Router
-from blacksheep.server.openapi.v3 import OpenAPIHandler
-from openapidocs.v3 import Info
 
 from app import db
+from app.http.docs import configure_docs
 from app.http.errors import NotFound, configure_errors
 from app.http.middleware import RequestContext
 from app.routes import admin_audit, admin_settings, admin_users, auth, health
@@ -29,12 +28,6 @@ def configure_routes(app: Application, router: Router) -> None:
     # Unmatched paths go through the middlewares too, so they carry a request id and
     # our error shape (BlackSheep answers a bare 404 when no fallback is set).
     router.fallback = _not_found
-
-
-def configure_docs(app: Application) -> None:
-    docs = OpenAPIHandler(info=Info(title="svc", version="1"), ui_path="/docs",
-                          json_spec_path="/openapi.json", yaml_spec_path="/openapi.yaml")
-    docs.bind_app(app)
 
 
 def configure_database(app: Application, pool_size: int) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 from blacksheep import Request, Response, Router
 
 from app.http.bodies import Body, read_body
+from app.http.docs import accepts
 from app.http.errors import Forbidden, NotFound, json_response
 from app.http.guards import signed_in
 from app.services.accounts import Identity
@@ -45,6 +46,7 @@ async def get_setting(request: Request, svc: Services, key: str) -> Response:
     return json_response(200, svc.settings.describe(registry.REGISTRY[key], snapshot, identity))
 
 
+@accepts(SettingValueBody)
 async def put_setting(request: Request, svc: Services, key: str) -> Response:
     identity = await _reader(request, svc)
     body = await read_body(request, SettingValueBody, svc.max_body_bytes)

@@ -11,6 +11,7 @@ from blacksheep import Request, Response, Router
 from pydantic import Field
 
 from app.http.bodies import Body, read_body
+from app.http.docs import accepts
 from app.http.errors import Forbidden, Unprocessable, json_response
 from app.http.guards import administrator
 from app.services.accounts import Identity, public_view
@@ -41,6 +42,7 @@ async def list_users(request: Request, svc: Services) -> Response:
     return json_response(200, {"data": [public_view(row) for row in await svc.accounts.list()]})
 
 
+@accepts(NewAccountBody)
 async def create_user(request: Request, svc: Services) -> Response:
     identity = await administrator(request, svc)
     body = await read_body(request, NewAccountBody, svc.max_body_bytes)
@@ -55,6 +57,7 @@ async def get_user(request: Request, svc: Services, user_id: str) -> Response:
     return json_response(200, public_view(await svc.accounts.find(user_id)))
 
 
+@accepts(AccountChangeBody)
 async def change_user(request: Request, svc: Services, user_id: str) -> Response:
     identity = await administrator(request, svc)
     body = await read_body(request, AccountChangeBody, svc.max_body_bytes)

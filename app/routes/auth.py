@@ -6,6 +6,7 @@ from blacksheep import Request, Response, Router
 from blacksheep.cookies import Cookie, CookieSameSiteMode
 
 from app.http.bodies import Body, read_body
+from app.http.docs import accepts
 from app.http.errors import Unauthorized, json_response
 from app.http.guards import session_token, signed_in
 from app.services.accounts import public_view
@@ -30,6 +31,7 @@ def _cookie(svc: Services, value: str, expires=None) -> Cookie:
     return cookie
 
 
+@accepts(LoginBody)
 async def login(request: Request, svc: Services) -> Response:
     body = await read_body(request, LoginBody, svc.max_body_bytes)
     account = await svc.accounts.authenticate(body.email, body.password, request.client_ip)
@@ -53,6 +55,7 @@ async def me(request: Request, svc: Services) -> Response:
     return json_response(200, public_view(await svc.accounts.find(identity.account_id)))
 
 
+@accepts(PasswordChangeBody)
 async def change_password(request: Request, svc: Services) -> Response:
     identity = await signed_in(request, svc)
     body = await read_body(request, PasswordChangeBody, svc.max_body_bytes)

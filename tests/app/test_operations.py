@@ -59,3 +59,9 @@ async def test_openapi_document_is_served(api):
     assert response.status_code == 200
     paths = response.json()["paths"]
     assert "/api/auth/login" in paths and "/api/admin/settings/{key}" in paths
+
+
+async def test_openapi_documents_json_request_bodies(api):
+    paths = (await api.get("/openapi.json")).json()["paths"]
+    body = paths["/api/auth/login"]["post"]["requestBody"]["content"]["application/json"]
+    assert body["schema"]

@@ -141,3 +141,39 @@ def test_public_base_url_falls_back_to_server_public_url():
     assert snapshot["telephony.public_base_url"] == "https://svc.example.org"
     with pytest.raises(registry.SettingError):
         registry.check_runtime_value(registry.get("telephony.public_base_url"), "http://x.org")
+
+
+async def test_storing_a_credential_without_the_key_is_409_and_stores_nothing(database, boot):
+    from app.config import BootConfig
+    from app.services.bundle import Services
+    from tests.support.http import running_app
+
+    keyless = Services.build(BootConfig({k: v for k, v in boot.values.items()
+                                         if k != "message_encryption_key"}))
+    async with running_app(keyless) as api:
+        root = await api.as_new_user(keyless, "root@example.org", role="superadmin")
+        response = await api.put("/api/admin/settings/telephony.pbx_key_enc", headers=root,
+                                 json={"value": "shared secret"})
+        assert response.status_code == 409
+        assert response.json()["error"]["code"] == "encryption_key_missing"
+        listed = (await api.get("/api/admin/settings/telephony.pbx_key_enc", headers=root)).json()
+        assert listed["value_set"] is False and listed["overridden"] is False
+
+
+async def test_a_credential_sealed_under_another_key_reads_as_absent(database, boot, services):
+    import secrets
+
+    from app.services.bundle import Services
+    from tests.support.http import running_app
+
+    async with running_app(services) as api:
+        root = await api.as_new_user(services, "root@example.org", role="superadmin")
+        await api.put("/api/admin/settings/telephony.auth_token_enc", headers=root,
+                      json={"value": "old credential"})
+    rekeyed = Services.build(boot.with_values(message_encryption_key=secrets.token_hex(32)))
+    rekeyed.settings.cache_seconds = 0
+    assert await rekeyed.settings.secret("telephony.auth_token_enc") is None
+    async with running_app(rekeyed) as api:
+        headers = {"Authorization": f"Bearer {await api.login('root@example.org', 'correct horse battery staple')}"}
+        response = await api.get("/api/admin/settings/telephony.auth_token_enc", headers=headers)
+        assert response.status_code == 200 and response.json()["value_set"] is False
