@@ -1,8 +1,7 @@
-"""Piccolo tables: the data svc keeps.
+"""Accounts, sessions, sign-in failures, runtime settings and the audit trail.
 
-The tables mirror the SQL in ``piccolo_migrations``; a test compares both so they cannot
-drift. Names are singular; every primary key is a UUID except append-only logs, which
-count with a bigserial.
+Names are singular; every primary key is a UUID except append-only logs, which count
+with a bigserial.
 """
 
 from __future__ import annotations
@@ -71,6 +70,3 @@ class AuditEntry(Table, tablename="audit_entry"):
     subject = Text(null=True, default=None)
     data = JSONB(default="{}")
     at = Timestamptz(default=TimestamptzNow())
-
-
-ALL_TABLES = (Account, AuthSession, LoginFailure, RuntimeSetting, AuditEntry)

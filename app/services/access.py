@@ -1,0 +1,56 @@
+"""Loading an account's reach (``core.access``) and applying it to queries.
+
+``reach_of`` asks the database once for the account's projects; ``visible`` turns a
+reach into a Piccolo ``where`` clause for tables with ``owner_id`` and ``project_id``;
+``require`` raises 404 for a row the caller does not reach, so existence is not leaked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from piccolo.table import Table
+
+from app.http.errors import NotFound
+from app.services.accounts import Identity
+from app.tables import Project, ProjectMember
+from core.access import Reach
+
+
+async def reach_of(identity: Identity) -> Reach:
+    return await reach_of_account(identity.account_id, identity.is_admin)
+
+
+async def reach_of_account(account_id: UUID, is_admin: bool) -> Reach:
+    if is_admin:
+        return Reach(account_id, frozenset(), True)
+    owned = await Project.select(Project.id).where(Project.owner_id == account_id)
+    member = await ProjectMember.select(ProjectMember.project_id).where(
+        ProjectMember.account_id == account_id)
+    projects = {row["id"] for row in owned} | {row["project_id"] for row in member}
+    return Reach(account_id, frozenset(projects), False)
+
+
+def visible(table: type[Table], reach: Reach) -> Any:
+    """A where clause selecting the rows of ``table`` the reach covers (None: all)."""
+    if reach.is_admin:
+        return None
+    clause = table.owner_id == reach.account_id
+    if reach.project_ids:
+        clause = clause | table.project_id.is_in(list(reach.project_ids))
+    return clause
+
+
+def parse_id(value: str | UUID, what: str = "resource") -> UUID:
+    """An id from a path; anything that is not a UUID is simply not found."""
+    try:
+        return value if isinstance(value, UUID) else UUID(str(value))
+    except ValueError:
+        raise NotFound(f"No such {what}.") from None
+
+
+def require(reach: Reach, row: dict[str, Any] | None, what: str = "resource") -> dict[str, Any]:
+    if row is None or not reach.covers(row.get("owner_id"), row.get("project_id")):
+        raise NotFound(f"No such {what}.")
+    return row

@@ -1,0 +1,30 @@
+"""Piccolo tables: the data svc keeps, one module per area.
+
+The tables mirror the SQL in ``app/piccolo_migrations``; a test compares both so they
+cannot drift. ``ALL_TABLES`` lists every table for Piccolo's app registry.
+"""
+
+from app.tables.accounts import Account, AuditEntry, AuthSession, LoginFailure, RuntimeSetting
+from app.tables.platform import (
+    Agent,
+    AgentLibrary,
+    Chat,
+    ChatMessage,
+    Chunk,
+    Document,
+    HttpTool,
+    Library,
+    Project,
+    ProjectMember,
+    Provider,
+    ProviderKey,
+    UsageEvent,
+)
+
+ALL_TABLES = (
+    Account, AuthSession, LoginFailure, RuntimeSetting, AuditEntry,
+    Project, ProjectMember, Provider, ProviderKey, Library, Document, Chunk,
+    Agent, AgentLibrary, HttpTool, Chat, ChatMessage, UsageEvent,
+)
+
+__all__ = [table.__name__ for table in ALL_TABLES] + ["ALL_TABLES"]
