@@ -1,0 +1,211 @@
+"""Providers: the upstreams admins register, users' own keys, and model resolution.
+
+A model name resolves to exactly one provider: registering a name another provider
+already serves is refused. ``local`` is the built-in provider (``core.local_model``),
+always present, needing no network. A user's own key for a provider, when stored,
+replaces the instance key for that user's calls.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any, Iterable
+from uuid import UUID
+
+from adapters.providers import ProviderClient, Upstream, UpstreamError
+from app.crypto import EncryptionKeyMissing, SecretBox
+from app.http.errors import ApiError, Conflict, NotFound, Unprocessable
+from app.services.audit import AuditLog
+from app.tables import Provider, ProviderKey
+
+LOCAL = "local"
+_KEY_PURPOSE = "provider.api_key"
+
+
+class ModelNotFound(ApiError):
+    status, code = 404, "model_not_found"
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedModel:
+    """Where a model name goes: ``upstream`` is None for the built-in local provider."""
+
+    model: str
+    provider: str
+    upstream: Upstream | None
+
+    @property
+    def is_local(self) -> bool:
+        return self.upstream is None
+
+
+def public_view(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": str(row["id"]),
+        "name": row["name"],
+        "base_url": row["base_url"],
+        "api_key_set": row["api_key_enc"] is not None,
+        "models": list(row["models"] or ()),
+        "enabled": row["enabled"],
+        "created_at": row["created_at"].isoformat(),
+        "updated_at": row["updated_at"].isoformat(),
+    }
+
+
+def _check_names(name: str, base_url: str, models: Iterable[str]) -> list[str]:
+    if not name.strip() or len(name) > 100 or name == LOCAL:
+        raise Unprocessable("Give the provider a name (not 'local').", field="name")
+    if not base_url.startswith(("http://", "https://")):
+        raise Unprocessable("base_url must be an http(s) address.", field="base_url")
+    cleaned = sorted({m.strip() for m in models if m.strip()})
+    if LOCAL in cleaned or any(len(m) > 200 or m.startswith("agent/") for m in cleaned):
+        raise Unprocessable("Model names may not be 'local' or start with 'agent/'.",
+                            field="models")
+    return cleaned
+
+
+class Providers:
+    def __init__(self, box: SecretBox, audit: AuditLog, client: ProviderClient) -> None:
+        self.box = box
+        self.audit = audit
+        self.client = client
+
+    def _seal(self, api_key: str, field: str) -> str:
+        try:
+            return self.box.seal(api_key, _KEY_PURPOSE)
+        except EncryptionKeyMissing:
+            raise Conflict("Set message_encryption_key before storing any credential.",
+                           code="encryption_key_missing", field=field) from None
+
+    async def _ensure_unique_models(self, models: list[str], except_id: UUID | None) -> None:
+        if not models:
+            return
+        taken = await Provider.raw(
+            "SELECT name, models FROM provider WHERE models && {}::text[] "
+            "AND ({}::uuid IS NULL OR id <> {}::uuid)", models, except_id, except_id)
+        if taken:
+            clash = sorted(set(models) & set(taken[0]["models"]))[0]
+            raise Conflict(f"Model {clash!r} is already served by provider {taken[0]['name']!r}.",
+                           code="model_taken", field="models")
+
+    async def find(self, provider_id: str | UUID) -> dict[str, Any]:
+        try:
+            provider_id = UUID(str(provider_id))
+        except ValueError:
+            raise NotFound("No such provider.") from None
+        row = await Provider.select().where(Provider.id == provider_id).first()
+        if row is None:
+            raise NotFound("No such provider.")
+        return row
+
+    async def list(self) -> list[dict[str, Any]]:
+        return await Provider.select().order_by(Provider.name)
+
+    async def create(self, *, actor: UUID, name: str, base_url: str, api_key: str | None,
+                     models: list[str], enabled: bool = True) -> dict[str, Any]:
+        models = _check_names(name, base_url, models)
+        if await Provider.exists().where(Provider.name == name):
+            raise Conflict("A provider with this name exists.", code="name_taken", field="name")
+        await self._ensure_unique_models(models, None)
+        row = Provider(name=name, base_url=base_url.rstrip("/"), models=models, enabled=enabled,
+                       api_key_enc=self._seal(api_key, "api_key") if api_key else None)
+        await row.save()
+        await self.audit.record("provider.created", actor=actor, subject=str(row.id),
+                                data={"name": name, "models": models})
+        return await self.find(row.id)
+
+    async def update(self, provider_id: str, *, actor: UUID, changes: dict[str, Any]) -> dict[str, Any]:
+        row = await self.find(provider_id)
+        name = changes.get("name", row["name"])
+        base_url = changes.get("base_url", row["base_url"])
+        models = _check_names(name, base_url, changes.get("models", row["models"]))
+        if name != row["name"] and await Provider.exists().where(Provider.name == name):
+            raise Conflict("A provider with this name exists.", code="name_taken", field="name")
+        await self._ensure_unique_models(models, row["id"])
+        values: dict[Any, Any] = {Provider.name: name, Provider.base_url: base_url.rstrip("/"),
+                                  Provider.models: models,
+                                  Provider.updated_at: dt.datetime.now(dt.UTC)}
+        if "enabled" in changes:
+            values[Provider.enabled] = changes["enabled"]
+        if "api_key" in changes:
+            key = changes["api_key"]
+            values[Provider.api_key_enc] = self._seal(key, "api_key") if key else None
+        await Provider.update(values).where(Provider.id == row["id"])
+        await self.audit.record("provider.changed", actor=actor, subject=str(row["id"]),
+                                data={"fields": sorted(changes)})
+        return await self.find(row["id"])
+
+    async def delete(self, provider_id: str, *, actor: UUID) -> None:
+        row = await self.find(provider_id)
+        await Provider.delete().where(Provider.id == row["id"])
+        await self.audit.record("provider.deleted", actor=actor, subject=str(row["id"]),
+                                data={"name": row["name"]})
+
+    def upstream_of(self, row: dict[str, Any], user_key_enc: str | None = None) -> Upstream:
+        key = self.box.open(user_key_enc, _KEY_PURPOSE) if user_key_enc else None
+        if key is None:
+            key = self.box.open(row["api_key_enc"], _KEY_PURPOSE)
+        return Upstream(base_url=row["base_url"], api_key=key, name=row["name"])
+
+    async def refresh_models(self, provider_id: str, *, actor: UUID) -> dict[str, Any]:
+        """Replace the provider's model list with what its /v1/models says now."""
+        row = await self.find(provider_id)
+        try:
+            offered = await self.client.list_models(self.upstream_of(row))
+        except UpstreamError as exc:
+            raise ApiError(f"The provider did not answer: {exc}", code="upstream_error",
+                           status=502) from None
+        return await self.update(str(row["id"]), actor=actor, changes={"models": offered})
+
+    async def model_names(self) -> list[str]:
+        rows = await Provider.select(Provider.models).where(Provider.enabled == True)  # noqa: E712
+        return sorted({m for row in rows for m in row["models"]} | {LOCAL})
+
+    async def resolve(self, model: str, account_id: UUID | None) -> ResolvedModel:
+        if model == LOCAL:
+            return ResolvedModel(LOCAL, LOCAL, None)
+        row = await Provider.select().where(
+            (Provider.enabled == True) & Provider.models.any(model)).first()  # noqa: E712
+        if row is None:
+            raise ModelNotFound(f"The model {model!r} does not exist or you do not have "
+                                "access to it.", field="model")
+        user_key = None
+        if account_id is not None:
+            own = await ProviderKey.select(ProviderKey.api_key_enc).where(
+                (ProviderKey.account_id == account_id) & (ProviderKey.provider_id == row["id"])
+            ).first()
+            user_key = own["api_key_enc"] if own else None
+        return ResolvedModel(model, row["name"], self.upstream_of(row, user_key))
+
+    # -- a user's own keys --------------------------------------------------------
+
+    async def own_keys(self, account_id: UUID) -> list[dict[str, Any]]:
+        rows = await ProviderKey.select(ProviderKey.id, ProviderKey.provider_id.name,
+                                        ProviderKey.provider_id, ProviderKey.created_at).where(
+            ProviderKey.account_id == account_id)
+        return [{"id": str(r["id"]), "provider_id": str(r["provider_id"]),
+                 "provider": r["provider_id.name"], "created_at": r["created_at"].isoformat()}
+                for r in rows]
+
+    async def set_own_key(self, account_id: UUID, provider_id: str, api_key: str) -> None:
+        row = await self.find(provider_id)
+        if not api_key:
+            raise Unprocessable("api_key must not be empty.", field="api_key")
+        sealed = self._seal(api_key, "api_key")
+        await ProviderKey.insert(ProviderKey(account_id=account_id, provider_id=row["id"],
+                                             api_key_enc=sealed)).on_conflict(
+            target=(ProviderKey.account_id, ProviderKey.provider_id), action="DO UPDATE",
+            values=[ProviderKey.api_key_enc])
+        await self.audit.record("provider_key.stored", actor=account_id, subject=str(row["id"]))
+
+    async def delete_own_key(self, account_id: UUID, key_id: str) -> None:
+        try:
+            key_uuid = UUID(key_id)
+        except ValueError:
+            raise NotFound("No such key.") from None
+        deleted = await ProviderKey.delete().where(
+            (ProviderKey.id == key_uuid) & (ProviderKey.account_id == account_id)).returning(
+            ProviderKey.id)
+        if not deleted:
+            raise NotFound("No such key.")

@@ -1,0 +1,83 @@
+"""Usage of model calls: recorded off the request's hot path, summed for the dashboard.
+
+``record`` never makes a caller wait: it schedules the insert and returns. The write
+still happens when the caller's own task is being cancelled (a client disconnecting
+mid-stream), because it runs in its own task; ``drain`` waits for pending writes at
+shutdown so none is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from app.tables import UsageEvent
+
+log = logging.getLogger("svc.usage")
+
+OUTCOMES = ("ok", "error", "client_disconnected")
+SOURCES = ("app", "api", "telephone")
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRecord:
+    account_id: UUID | None
+    model: str
+    provider: str
+    source: str
+    outcome: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: int = 0
+    api_key_id: UUID | None = None
+
+
+class Usage:
+    def __init__(self) -> None:
+        self._pending: set[asyncio.Task[None]] = set()
+
+    def record(self, entry: UsageRecord) -> None:
+        assert entry.outcome in OUTCOMES and entry.source in SOURCES, entry
+        task = asyncio.get_running_loop().create_task(self._write(entry))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _write(self, entry: UsageRecord) -> None:
+        try:
+            await UsageEvent.insert(UsageEvent(
+                account_id=entry.account_id, api_key_id=entry.api_key_id, model=entry.model,
+                provider=entry.provider, source=entry.source, outcome=entry.outcome,
+                prompt_tokens=entry.prompt_tokens, completion_tokens=entry.completion_tokens,
+                latency_ms=entry.latency_ms))
+        except Exception:  # a lost usage row must never fail the call it describes
+            log.exception("usage not recorded", extra={"model": entry.model})
+
+    async def drain(self) -> None:
+        """Wait for every scheduled write (shutdown, and tests before they assert)."""
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
+
+    async def totals(self, since: dt.datetime, until: dt.datetime,
+                     by: str) -> list[dict[str, Any]]:
+        """Sums per ``by`` (day, user, key, model or source) for ``since <= at < until``."""
+        group = {
+            "day": "date_trunc('day', at AT TIME ZONE 'UTC')::date::text",
+            "user": "account_id::text",
+            "key": "api_key_id::text",
+            "model": "model",
+            "source": "source",
+        }[by]
+        rows = await UsageEvent.raw(
+            f"SELECT {group} AS bucket, count(*) AS requests, "
+            "coalesce(sum(prompt_tokens), 0) AS prompt_tokens, "
+            "coalesce(sum(completion_tokens), 0) AS completion_tokens, "
+            "count(*) FILTER (WHERE outcome = 'error') AS errors, "
+            "count(*) FILTER (WHERE outcome = 'client_disconnected') AS disconnected, "
+            "coalesce(round(avg(latency_ms)), 0)::int AS avg_latency_ms "
+            "FROM usage_event WHERE at >= {} AND at < {} GROUP BY 1 ORDER BY 1",
+            since, until)
+        return rows

@@ -1,0 +1,22 @@
+"""A retrieved passage: what retrieval returns and what citations point back to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from uuid import UUID
+
+__all__ = ["Passage"]
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    library_id: UUID
+    document_id: UUID
+    document_title: str
+    chunk_id: int
+    #: character offsets of the passage in the document's extracted text
+    start: int
+    end: int
+    text: str
+    #: retrieval rank score, higher is better; comparable within one search only
+    score: float
