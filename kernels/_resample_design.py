@@ -1,0 +1,215 @@
+"""Design the resampler's FIR filters and write them to ``_resample_taps.py``.
+
+Run offline, by hand, when the filter specification changes::
+
+    .venv/bin/python -m kernels._resample_design
+
+It needs numpy, which is a test and benchmark dependency only: nothing imports
+this module at run time. ``tests/kernels/test_resample_design.py`` reruns the
+design and checks that the stored taps are exactly what it produces.
+
+The specification (the telephone band, for every conversion):
+
+- passband 0-3400 Hz, flat to within ``PASSBAND_RIPPLE_DB``;
+- stopband from 600 Hz above the lower rate's Nyquist frequency (4600 Hz when
+  one side is 8 kHz, 8600 Hz for 24 kHz to 16 kHz), at least
+  ``STOPBAND_ATTENUATION_DB`` down, so every alias or image that lands in the
+  telephone band of the output is at least that far down;
+- linear phase (a symmetric, odd-length prototype), at most 2.5 ms of delay.
+
+The prototype runs at ``up * from_rate`` and is split into ``up`` polyphase
+branches. It is designed by weighted least squares with Lawson's reweighting
+(which converges on the equiripple, minimax filter), then quantised to Q15;
+the shortest length whose *quantised* response meets the specification wins.
+The margins over the figures the tests assert (±0.05 dB, 70 dB) absorb the
+int16 rounding of the output.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+#: (from_rate, to_rate) pairs the resampler supports.
+CONVERSIONS = ((8000, 16000), (16000, 8000), (24000, 16000), (24000, 8000))
+
+PASSBAND_EDGE_HZ = 3400
+STOPBAND_MARGIN_HZ = 600  # beyond the lower rate's Nyquist frequency
+PASSBAND_RIPPLE_DB = 0.02
+STOPBAND_ATTENUATION_DB = 73.0
+MAX_DELAY_SECONDS = 0.0025
+Q15 = 1 << 15
+
+TAPS_MODULE = Path(__file__).with_name("_resample_taps.py")
+
+
+@dataclass(frozen=True)
+class Design:
+    from_rate: int
+    to_rate: int
+    up: int
+    down: int
+    length: int  # prototype taps (odd)
+    taps_per_phase: int  # branch length, padded to a multiple of 8 for the SIMD loop
+    phases: tuple[tuple[int, ...], ...]  # Q15, oldest input sample first
+    ripple_db: float
+    attenuation_db: float
+
+    @property
+    def delay_seconds(self) -> float:
+        return (self.length - 1) / 2 / (self.up * self.from_rate)
+
+
+def _ripple(decibels: float) -> float:
+    """Amplitude error allowed by a figure in dB (ripple above 0, attenuation below)."""
+    return 10 ** (decibels / 20) - 1 if decibels > 0 else 10 ** (decibels / 20)
+
+
+def _least_squares_lowpass(np, length: int, pass_edge: float, stop_edge: float):
+    """A symmetric lowpass of ``length`` taps; edges in cycles per sample (0..0.5)."""
+    half = (length - 1) // 2
+    grid_size = 24 * (half + 1)
+    passband = np.linspace(0.0, pass_edge, grid_size // 3)
+    stopband = np.linspace(stop_edge, 0.5, grid_size - grid_size // 3)
+    frequencies = np.concatenate([passband, stopband])
+    desired = np.concatenate([np.ones_like(passband), np.zeros_like(stopband)])
+    # amplitude = c0 + 2 * sum(c_k cos(2 pi f k)): one column per distinct tap
+    basis = np.cos(2 * np.pi * np.outer(frequencies, np.arange(half + 1)))
+    basis[:, 1:] *= 2
+    # the specification allows this much more error in the passband than in the stopband
+    emphasis = np.where(desired > 0, 1.0, _ripple(PASSBAND_RIPPLE_DB) / _ripple(-STOPBAND_ATTENUATION_DB))
+    weights = np.ones_like(frequencies)
+    for _ in range(60):  # Lawson: weight where the (emphasised) error is largest
+        root = np.sqrt(weights * emphasis**2)
+        coefficients = np.linalg.lstsq(basis * root[:, None], desired * root, rcond=None)[0]
+        weights = weights * emphasis * np.abs(basis @ coefficients - desired)
+        weights /= weights.sum()
+    return np.concatenate([coefficients[:0:-1], coefficients])
+
+
+def _response(np, quantised, up: int, pass_edge: float, stop_edge: float):
+    """Passband ripple (±dB) and worst stopband gain (amplitude) of Q15 prototype taps."""
+    spectrum = np.abs(np.fft.rfft(quantised / (up * Q15), 1 << 16))
+    frequencies = np.fft.rfftfreq(1 << 16)
+    ripple = np.max(np.abs(20 * np.log10(spectrum[frequencies <= pass_edge])))
+    return float(ripple), float(np.max(spectrum[frequencies >= stop_edge]))
+
+
+def _quantise(np, prototype, up: int, pass_edge: float, stop_edge: float):
+    """Q15 taps of ``up`` times the prototype, rounding refined against the stopband.
+
+    Plain rounding leaves the stopband near 72-78 dB whatever the length; nudging
+    symmetric pairs of taps by one step, greedily, wins back several dB.
+    """
+    # 1.0 does not fit int16; 32767/32768 costs 0.0003 dB. Keeping -32768 out too
+    # means no pair of products can overflow the int32 that SIMD sums them in.
+    quantised = np.clip(np.round(prototype * up * Q15), 1 - Q15, Q15 - 1)
+    ripple, worst = _response(np, quantised, up, pass_edge, stop_edge)
+    improved = True
+    while improved:
+        improved = False
+        for index in range(len(quantised) // 2 + 1):
+            for step in (1, -1):
+                trial = quantised.copy()
+                trial[index] += step
+                trial[len(trial) - 1 - index] = trial[index]
+                if abs(trial[index]) > Q15 - 1:
+                    continue
+                trial_ripple, trial_worst = _response(np, trial, up, pass_edge, stop_edge)
+                if trial_worst < worst and trial_ripple <= PASSBAND_RIPPLE_DB:
+                    quantised, worst, ripple, improved = trial, trial_worst, trial_ripple, True
+    return quantised.astype(np.int64), ripple, -20 * float(np.log10(worst))
+
+
+def _phases(quantised, up: int, taps_per_phase: int) -> tuple[tuple[int, ...], ...]:
+    """Polyphase branches, zero-padded, oldest input sample first.
+
+    Branch ``p`` multiplies x[n - t] by tap ``p + t * up`` of the prototype.
+    """
+    padded = list(quantised) + [0] * (up * taps_per_phase - len(quantised))
+    return tuple(
+        tuple(int(padded[phase + t * up]) for t in reversed(range(taps_per_phase)))
+        for phase in range(up)
+    )
+
+
+def _check_no_overflow(phases) -> None:
+    """The SIMD dot products must never overflow their int32 lanes, for any input.
+
+    A branch's taps can add up to more than 2.0 (an interpolating branch does),
+    so a whole dot product may not fit int32. The kernels therefore keep four
+    int32 lanes (pmaddwd's: lane j sums taps i with i % 8 in {2j, 2j + 1}) and
+    add the lanes in 64 bits. Each lane's share must fit, with the rounding term.
+    """
+    for phase in phases:
+        for lane in range(4):
+            share = sum(abs(tap) for index, tap in enumerate(phase) if index % 8 // 2 == lane)
+            assert share * Q15 + Q15 < 1 << 31, "a SIMD lane could overflow"
+
+
+def design(np, from_rate: int, to_rate: int) -> Design:
+    """The shortest filter for one conversion whose quantised response meets the spec."""
+    common = math.gcd(from_rate, to_rate)
+    up, down = to_rate // common, from_rate // common
+    rate = up * from_rate
+    pass_edge = PASSBAND_EDGE_HZ / rate
+    stop_edge = (min(from_rate, to_rate) / 2 + STOPBAND_MARGIN_HZ) / rate
+    length = 9
+    while (length - 1) / 2 / rate <= MAX_DELAY_SECONDS:
+        taps_per_phase = -(-length // up)
+        taps_per_phase += -taps_per_phase % 8  # whole SIMD steps
+        prototype = _least_squares_lowpass(np, length, pass_edge, stop_edge)
+        quantised, ripple, attenuation = _quantise(np, prototype, up, pass_edge, stop_edge)
+        if ripple <= PASSBAND_RIPPLE_DB and attenuation >= STOPBAND_ATTENUATION_DB:
+            phases = _phases(quantised, up, taps_per_phase)
+            _check_no_overflow(phases)
+            return Design(
+                from_rate, to_rate, up, down, length, taps_per_phase, phases, ripple, attenuation
+            )
+        length += 2
+    raise ValueError(f"no filter for {from_rate} -> {to_rate} Hz fits in {MAX_DELAY_SECONDS} s")
+
+
+def render(designs: list[Design]) -> str:
+    """The source of ``_resample_taps.py`` for ``designs``."""
+    lines = [
+        '"""Resampler filters, generated by ``python -m kernels._resample_design``: do not edit.',
+        "",
+        "Each entry: the polyphase branches of one linear-phase lowpass in Q15, oldest",
+        "input sample first (branch ``p`` produces the outputs whose phase is ``p``).",
+        '"""',
+        "",
+        "FILTERS = {",
+    ]
+    for d in designs:
+        lines += [
+            f"    # {d.length} taps at {d.up * d.from_rate} Hz: passband ±{d.ripple_db:.4f} dB,"
+            f" stopband {d.attenuation_db:.1f} dB, delay {d.delay_seconds * 1000:.3f} ms",
+            f"    ({d.from_rate}, {d.to_rate}): dict(",
+            f"        up={d.up},",
+            f"        down={d.down},",
+            f"        delay_seconds={d.delay_seconds!r},",
+            "        phases=(",
+            *(f"            {phase!r}," for phase in d.phases),
+            "        ),",
+            "    ),",
+        ]
+    lines += ["}", ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    import numpy as np
+
+    designs = [design(np, *conversion) for conversion in CONVERSIONS]
+    TAPS_MODULE.write_text(render(designs), encoding="utf-8")
+    for d in designs:
+        print(
+            f"{d.from_rate:>5} -> {d.to_rate:>5} Hz: {d.length} taps ({d.taps_per_phase}/branch),"
+            f" ±{d.ripple_db:.4f} dB, {d.attenuation_db:.1f} dB, {d.delay_seconds * 1000:.3f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()

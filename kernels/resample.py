@@ -1,0 +1,15 @@
+"""Streaming resampler (8 <-> 16 kHz, 24 -> 16 and 8 kHz): the compiled kernel, or its twin."""
+
+from typing import TYPE_CHECKING
+
+from kernels import NO_EXTENSIONS
+
+__all__ = ("Resampler", "resample")
+
+if TYPE_CHECKING or NO_EXTENSIONS:
+    from kernels._resample_py import Resampler, resample
+else:
+    try:
+        from kernels._resample_c import Resampler, resample
+    except ImportError:  # not built (BUILD_KERNELS=no); tests/kernels fails if it should have been
+        from kernels._resample_py import Resampler, resample
