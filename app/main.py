@@ -41,12 +41,21 @@ def configure_database(app: Application, pool_size: int) -> None:
     app.on_stop += close_pool
 
 
+def configure_services(app: Application, services: Services) -> None:
+    app.services.add_instance(services, Services)
+
+    async def close_services(_: Application) -> None:
+        await services.aclose()
+
+    app.on_stop += close_services
+
+
 def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True) -> Application:
     """The application. ``own_pool=False`` leaves the pool to the caller (tests that
     share one pool between direct service calls and HTTP)."""
     router = Router()
     app = Application(router=router)
-    app.services.add_instance(services, Services)
+    configure_services(app, services)
     configure_errors(app)
     app.middlewares.append(RequestContext(app))
     configure_routes(app, router)

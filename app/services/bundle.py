@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from adapters.providers import ProviderClient
 from app.config import BootConfig
 from app.crypto import SecretBox
 from app.services.accounts import Accounts
 from app.services.audit import AuditLog
+from app.services.providers import Providers
 from app.services.sessions import Sessions
 from app.services.settings import Settings
+from app.services.usage import Usage
 
 
 @dataclass
@@ -24,13 +27,24 @@ class Services:
     accounts: Accounts
     sessions: Sessions
     settings: Settings
+    #: the one pooled HTTP client for every upstream model server of this process
+    client: ProviderClient
+    providers: Providers
+    usage: Usage
 
     @classmethod
     def build(cls, boot: BootConfig) -> "Services":
         box = SecretBox(boot["message_encryption_key"])
         audit = AuditLog()
+        client = ProviderClient()
         return cls(boot=boot, box=box, audit=audit, accounts=Accounts(audit),
-                   sessions=Sessions(), settings=Settings(boot, box, audit))
+                   sessions=Sessions(), settings=Settings(boot, box, audit),
+                   client=client, providers=Providers(box, audit, client), usage=Usage())
+
+    async def aclose(self) -> None:
+        """At stop: let pending usage writes land, then close the upstream pool."""
+        await self.usage.drain()
+        await self.client.aclose()
 
     @property
     def max_body_bytes(self) -> int:
