@@ -108,24 +108,43 @@ class ChunkStream(_EventStreamReader):
 
 
 class RawRelay(_EventStreamReader):
-    """Async iterator of the upstream's body bytes exactly as they arrived.
+    """Async iterator of the upstream's body bytes, unchanged, in whole events.
 
     Comments, keep-alives, ``[DONE]`` and in-stream error frames all pass through;
-    only a broken connection, a broken event stream or a body cut short raise. After
-    the loop, ``usage``, ``finish_reason`` and ``tally.error`` are what accounting needs.
+    only a broken connection, a broken event stream or a body cut short raise. Bytes
+    are handed out only up to the end of the last complete event (upstreams write
+    whole events, so this rarely holds anything back): when the upstream fails
+    midway, the caller can append its own error frame to a clean stream. After the
+    loop, ``usage``, ``finish_reason`` and ``tally.error`` are what accounting needs.
     """
+
+    def __init__(self, response: aiohttp.ClientResponse, upstream: str, max_event_bytes: int) -> None:
+        super().__init__(response, upstream, max_event_bytes)
+        self._held = b""  # bytes of an event not yet complete
 
     def __aiter__(self) -> RawRelay:
         return self
 
     async def __anext__(self) -> bytes:
-        data = await self._read()
-        if not data:
-            raise StopAsyncIteration
-        with map_exceptions(self._upstream, answering=True):
-            for event in self._parser.feed(data):
-                self.tally.observe_event(event)
-        return data
+        while True:
+            data = await self._read()
+            if not data:
+                held, self._held = self._held, b""
+                if held:  # trailing bytes after the last event: relay them too
+                    return held
+                raise StopAsyncIteration
+            with map_exceptions(self._upstream, answering=True):
+                for event in self._parser.feed(data):
+                    self.tally.observe_event(event)
+            if self._held:
+                data = self._held + data
+            pending = self._parser.pending_bytes
+            if pending == 0:
+                self._held = b""
+                return data
+            data, self._held = data[:-pending], data[-pending:]
+            if data:
+                return data
 
 
 def _stream_error(error: Any, upstream: str) -> UpstreamStatusError:

@@ -133,8 +133,8 @@ class StreamTally:
             return
         self.chunks += 1
         if (
-            any(marker in data for marker in _NULL_FINISH)
-            and (any(marker in data for marker in _NULL_USAGE) or '"usage"' not in data)
+            (_NULL_FINISH[0] in data or _NULL_FINISH[1] in data)
+            and ('"usage"' not in data or _NULL_USAGE[0] in data or _NULL_USAGE[1] in data)
             and '"error"' not in data
         ):
             return  # an ordinary content chunk: nothing to account for

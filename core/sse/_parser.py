@@ -18,6 +18,7 @@ gives the same result as the spec's decode-then-split, and it skips a decode per
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NoReturn
 
 from core.errors import RemoteProtocolError
 
@@ -64,16 +65,29 @@ class SSEParser:
         self._last_id: str | None = None
         self._retry: int | None = None
         self._broken: RemoteProtocolError | None = None
+        self._pending = 0  # input bytes since the parser was last between events
 
     @property
     def last_event_id(self) -> str | None:
         """The last ``id:`` field seen; a reconnecting client would send it back."""
         return self._last_id
 
+    @property
+    def pending_bytes(self) -> int:
+        """How many of the bytes fed last belong to an event not yet complete.
+
+        A relay that forwards only the bytes before these never leaves its reader
+        mid-event, so it can always append a frame of its own (an error, say).
+        """
+        return self._pending
+
     def feed(self, data: bytes) -> list[ServerSentEvent]:
         """Add bytes from the stream; return the events they complete, in order."""
         if self._broken is not None:
             raise self._broken
+        if data[-2:] == b"\n\n" and self._clean() and b"\r" not in data:
+            return self._feed_whole_events(data)
+        self._pending += len(data)
         if self._skip_lf and data:
             self._skip_lf = False
             if data[:1] == b"\n":
@@ -95,11 +109,42 @@ class SSEParser:
         if lines and lines[-1].endswith(b"\r"):
             self._skip_lf = True  # a CRLF may be split between this chunk and the next
         events: list[ServerSentEvent] = []
+        position = 0
         for line in lines:
+            position += len(line)
             event = self._line(line.rstrip(b"\r\n"))
             if event is not None:
                 events.append(event)
+            if not (self._data or self._event_type):
+                self._pending = len(buffer) - position  # between events after this line
         self._check_size()
+        return events
+
+    def _clean(self) -> bool:
+        """Between events, past the BOM, no CR pending: the fast path may run."""
+        return not (self._buffer or self._data or self._event_type or self._at_start or self._skip_lf)
+
+    def _feed_whole_events(self, data: bytes) -> list[ServerSentEvent]:
+        """The fast path for the usual chunk: whole events, LF line ends.
+
+        A block that is a single ``data: `` line becomes an event directly; any other
+        block goes through the general line rules. Same results, a third of the work.
+        """
+        events: list[ServerSentEvent] = []
+        for block in data[:-2].split(b"\n\n"):
+            if block[:6] == b"data: " and b"\n" not in block:
+                if len(block) - 5 > self._max_event_bytes:  # as _check_size counts it
+                    self._fail_too_big()
+                events.append(ServerSentEvent("message", block[6:].decode("utf-8", "replace"), self._last_id))
+                continue
+            for line in block.split(b"\n"):
+                event = self._line(line)
+                if event is not None:
+                    events.append(event)
+            event = self._dispatch()
+            if event is not None:
+                events.append(event)
+        self._pending = 0
         return events
 
     def feed_eof(self) -> bool:
@@ -160,12 +205,13 @@ class SSEParser:
         self._retry = None
 
     def _check_size(self) -> None:
-        size = self._data_size + len(self._buffer)
-        if size > self._max_event_bytes:
-            self._broken = RemoteProtocolError(
-                f"server-sent event larger than {self._max_event_bytes} bytes",
-                hint=502,
-            )
-            self._buffer = b""
-            self._reset_event()
-            raise self._broken
+        if self._data_size + len(self._buffer) > self._max_event_bytes:
+            self._fail_too_big()
+
+    def _fail_too_big(self) -> NoReturn:
+        self._broken = RemoteProtocolError(
+            f"server-sent event larger than {self._max_event_bytes} bytes", hint=502
+        )
+        self._buffer = b""
+        self._reset_event()
+        raise self._broken

@@ -222,6 +222,19 @@ async def test_a_connection_dropped_mid_stream_is_a_disconnect(fake, client, ups
     assert received and caught.value.status_code == 502
 
 
+async def test_relay_hands_out_only_whole_events_before_a_cut(fake, client, upstream):
+    fake.behaviour = Behaviour(chunks=4, interrupt_after=3, interrupt="drop_mid_event")
+    relayed = b""
+    with pytest.raises(UpstreamDisconnected):
+        async with client.relay(upstream, BODY) as relay:
+            async for data in relay:
+                relayed += data
+    # Whatever the caller wrote so far ends on an event boundary, so its own error
+    # frame can follow; the half event the upstream sent never reaches it.
+    assert relayed.endswith(b"\n\n") and fake.sent.startswith(relayed)
+    assert len(relayed) < len(fake.sent) and relayed.count(b"data: ") == 3
+
+
 @pytest.mark.parametrize("mode", ["stream", "relay"])
 async def test_a_body_that_ends_before_the_last_chunk_is_a_protocol_error(fake, client, upstream, mode):
     fake.behaviour = Behaviour(chunks=4, interrupt_after=3, interrupt="end")

@@ -90,9 +90,8 @@ def test_error_frame_then_done():
     enc = encoder()
     stream = enc.content("par") + enc.error("upstream timed out", code="upstream_timeout") + enc.done()
     frames = decode_frames(stream)
-    assert frames[1] == {
-        "error": {"message": "upstream timed out", "type": "server_error", "param": None, "code": "upstream_timeout"}
-    }
+    error = {"message": "upstream timed out", "type": "server_error", "param": None, "code": "upstream_timeout"}
+    assert frames[1] == {"error": error}
     assert frames[2] is DONE
 
 

@@ -137,6 +137,19 @@ def test_trailing_bytes_wait_for_the_next_chunk():
     assert datas(parser.feed(b"o\n\n")) == ["two"]
 
 
+def test_pending_bytes_count_the_unfinished_event():
+    parser = SSEParser()
+    assert parser.pending_bytes == 0
+    parser.feed(b"data: one\n\n: comment\n")
+    assert parser.pending_bytes == 0
+    parser.feed(b"data: tw")
+    assert parser.pending_bytes == 8
+    parser.feed(b"o\n\nevent: x\nda")
+    assert parser.pending_bytes == len(b"event: x\nda")
+    parser.feed(b"ta: 3\n\n")
+    assert parser.pending_bytes == 0
+
+
 def test_feed_eof_reports_a_discarded_event():
     parser = SSEParser()
     parser.feed(b"data: half")
@@ -162,6 +175,12 @@ def test_many_data_lines_without_a_blank_line_past_the_cap_raise():
             parser.feed(b"data: 0123456789\n")
 
 
+@FEEDERS
+def test_a_whole_event_past_the_cap_raises(feed):
+    with pytest.raises(RemoteProtocolError):
+        feed(b"data: ok\n\ndata: " + b"x" * 2000 + b"\n\n", max_event_bytes=1000)
+
+
 def test_the_cap_is_per_event_not_per_stream():
     parser = SSEParser(max_event_bytes=100)
     events = parser.feed(b"data: 0123456789\n\n" * 1000)
@@ -185,6 +204,25 @@ _streams = st.lists(_lines, max_size=30).map(lambda lines: b"".join(lines))
 def test_any_split_of_a_stream_gives_the_same_events_as_feeding_it_whole(stream, cuts):
     cuts = [cut for cut in cuts if cut <= len(stream)]
     assert feed_in_pieces(stream, cuts) == feed_whole(stream)
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.one_of(_lines, st.binary(max_size=8)), max_size=20).map(b"".join),
+    st.lists(st.integers(min_value=0, max_value=300), max_size=12),
+)
+def test_the_bytes_before_the_pending_ones_hold_exactly_the_dispatched_events(stream, cuts):
+    # Whatever the chunking, the input minus its pending tail parses, on its own,
+    # to the events dispatched so far: a relay cutting there sends whole events.
+    parser, fed, events, start = SSEParser(), b"", [], 0
+    for cut in sorted({min(cut, len(stream)) for cut in cuts}) + [len(stream)]:
+        chunk, start = stream[start:cut], cut
+        events += parser.feed(chunk)
+        fed += chunk
+        head = fed[: len(fed) - parser.pending_bytes]
+        alone = SSEParser()
+        assert [e.data for e in alone.feed(head)] == [e.data for e in events]
+        assert alone.pending_bytes == 0 and alone.feed_eof() is False
 
 
 @settings(max_examples=150)

@@ -53,8 +53,9 @@ class Behaviour:
     chunk_delay: float = 0.0  #: seconds between stream events
     #: stream: after this many events, do ``interrupt`` instead of going on
     interrupt_after: int | None = None
-    #: "drop" (cut the connection), "stall" (send nothing more, stay open), "end"
-    #: (end the body properly but early) or "error" (an in-stream error frame, then end)
+    #: "drop" (cut the connection), "drop_mid_event" (send half the next event, then
+    #: cut), "stall" (send nothing more, stay open), "end" (end the body properly but
+    #: early) or "error" (an in-stream error frame, then end)
     interrupt: str = "drop"
     garbage: bytes | None = None  #: answer 200 with this body instead of the real one
     #: its content type; by default what the request asked for (stream or JSON)
@@ -184,7 +185,7 @@ class FakeUpstream:
         self.sent = b""
         for count, frame in enumerate(_stream_frames(body, behaviour)):
             if count == behaviour.interrupt_after:
-                await self._interrupt(request, response, behaviour)
+                await self._interrupt(request, response, behaviour, frame)
                 break
             if count and behaviour.chunk_delay:
                 await asyncio.sleep(behaviour.chunk_delay)
@@ -199,9 +200,11 @@ class FakeUpstream:
         await response.write(data)
 
     async def _interrupt(
-        self, request: web.Request, response: web.StreamResponse, behaviour: Behaviour
+        self, request: web.Request, response: web.StreamResponse, behaviour: Behaviour, frame: bytes
     ) -> None:
-        if behaviour.interrupt == "drop":
+        if behaviour.interrupt == "drop_mid_event":
+            await self._write(response, frame[: len(frame) // 2])
+        if behaviour.interrupt in ("drop", "drop_mid_event"):
             assert request.transport is not None
             request.transport.abort()  # no chunked terminator: a cut, not an end
             raise asyncio.CancelledError  # nothing more may be written on this connection
