@@ -12,10 +12,30 @@ from app import db
 from app.http.docs import configure_docs
 from app.http.errors import NotFound, configure_errors
 from app.http.middleware import RequestContext
-from app.routes import admin_audit, admin_settings, admin_users, auth, health
+from app.routes import (
+    admin_audit,
+    admin_settings,
+    admin_users,
+    agents,
+    auth,
+    health,
+    projects,
+    providers,
+    usage,
+)
 from app.services.bundle import Services
 
-ROUTE_MODULES = (health, auth, admin_users, admin_settings, admin_audit)
+ROUTE_MODULES = (
+    health,
+    auth,
+    admin_users,
+    admin_settings,
+    admin_audit,
+    projects,
+    agents,
+    providers,
+    usage,
+)
 
 
 async def _not_found(request: Request):

@@ -12,7 +12,9 @@ from adapters.providers import ProviderClient
 from app.config import BootConfig
 from app.crypto import SecretBox
 from app.services.accounts import Accounts
+from app.services.agents import Agents
 from app.services.audit import AuditLog
+from app.services.projects import Projects
 from app.services.providers import Providers
 from app.services.sessions import Sessions
 from app.services.settings import Settings
@@ -31,15 +33,28 @@ class Services:
     client: ProviderClient
     providers: Providers
     usage: Usage
+    projects: Projects
+    agents: Agents
 
     @classmethod
     def build(cls, boot: BootConfig) -> "Services":
         box = SecretBox(boot["message_encryption_key"])
         audit = AuditLog()
         client = ProviderClient()
-        return cls(boot=boot, box=box, audit=audit, accounts=Accounts(audit),
-                   sessions=Sessions(), settings=Settings(boot, box, audit),
-                   client=client, providers=Providers(box, audit, client), usage=Usage())
+        providers = Providers(box, audit, client)
+        return cls(
+            boot=boot,
+            box=box,
+            audit=audit,
+            accounts=Accounts(audit),
+            sessions=Sessions(),
+            settings=Settings(boot, box, audit),
+            client=client,
+            providers=providers,
+            usage=Usage(),
+            projects=Projects(audit),
+            agents=Agents(audit, providers),
+        )
 
     async def aclose(self) -> None:
         """At stop: let pending usage writes land, then close the upstream pool."""

@@ -1,0 +1,73 @@
+"""Projects and their members (``/api/projects``)."""
+
+from __future__ import annotations
+
+from blacksheep import Request, Response, Router
+
+from app.http.bodies import Body, read_body
+from app.http.docs import accepts
+from app.http.errors import json_response
+from app.http.guards import signed_in
+from app.services.bundle import Services
+
+
+class ProjectBody(Body):
+    name: str
+
+
+class MemberBody(Body):
+    email: str
+
+
+async def list_projects(request: Request, svc: Services) -> Response:
+    identity = await signed_in(request, svc)
+    return json_response(200, {"data": await svc.projects.list(identity)})
+
+
+@accepts(ProjectBody)
+async def create_project(request: Request, svc: Services) -> Response:
+    identity = await signed_in(request, svc)
+    body = await read_body(request, ProjectBody, svc.max_body_bytes)
+    return json_response(201, await svc.projects.create(identity, body.name))
+
+
+async def get_project(request: Request, svc: Services, project_id: str) -> Response:
+    identity = await signed_in(request, svc)
+    return json_response(200, await svc.projects.get(identity, project_id))
+
+
+@accepts(ProjectBody)
+async def rename_project(request: Request, svc: Services, project_id: str) -> Response:
+    identity = await signed_in(request, svc)
+    body = await read_body(request, ProjectBody, svc.max_body_bytes)
+    return json_response(200, await svc.projects.rename(identity, project_id, body.name))
+
+
+async def delete_project(request: Request, svc: Services, project_id: str) -> Response:
+    identity = await signed_in(request, svc)
+    await svc.projects.delete(identity, project_id)
+    return Response(204)
+
+
+@accepts(MemberBody)
+async def add_member(request: Request, svc: Services, project_id: str) -> Response:
+    identity = await signed_in(request, svc)
+    body = await read_body(request, MemberBody, svc.max_body_bytes)
+    return json_response(201, await svc.projects.add_member(identity, project_id, body.email))
+
+
+async def remove_member(request: Request, svc: Services, project_id: str,
+                        account_id: str) -> Response:
+    identity = await signed_in(request, svc)
+    await svc.projects.remove_member(identity, project_id, account_id)
+    return Response(204)
+
+
+def register(router: Router) -> None:
+    router.add_get("/api/projects", list_projects)
+    router.add_post("/api/projects", create_project)
+    router.add_get("/api/projects/{project_id}", get_project)
+    router.add_patch("/api/projects/{project_id}", rename_project)
+    router.add_delete("/api/projects/{project_id}", delete_project)
+    router.add_post("/api/projects/{project_id}/members", add_member)
+    router.add_delete("/api/projects/{project_id}/members/{account_id}", remove_member)

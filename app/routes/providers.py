@@ -1,0 +1,113 @@
+"""Providers (``/api/admin/providers``), users' own provider keys
+(``/api/profile/provider-keys``) and the model names a user may pick (``/api/models``)."""
+
+from __future__ import annotations
+
+from blacksheep import Request, Response, Router
+from pydantic import Field
+
+from app.http.bodies import Body, read_body
+from app.http.docs import accepts
+from app.http.errors import json_response
+from app.http.guards import administrator, signed_in
+from app.services.bundle import Services
+from app.services.providers import public_view
+
+
+class NewProviderBody(Body):
+    name: str
+    base_url: str
+    api_key: str | None = None
+    models: list[str] = Field(default_factory=list, max_length=1000)
+    enabled: bool = True
+
+
+class ProviderChangeBody(Body):
+    name: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    models: list[str] | None = Field(default=None, max_length=1000)
+    enabled: bool | None = None
+
+
+class ProviderKeyBody(Body):
+    provider_id: str
+    api_key: str
+
+
+async def list_providers(request: Request, svc: Services) -> Response:
+    await administrator(request, svc)
+    return json_response(200, {"data": [public_view(r) for r in await svc.providers.list()]})
+
+
+@accepts(NewProviderBody)
+async def create_provider(request: Request, svc: Services) -> Response:
+    identity = await administrator(request, svc)
+    body = await read_body(request, NewProviderBody, svc.max_body_bytes)
+    row = await svc.providers.create(actor=identity.account_id, **body.model_dump())
+    return json_response(201, public_view(row))
+
+
+async def get_provider(request: Request, svc: Services, provider_id: str) -> Response:
+    await administrator(request, svc)
+    return json_response(200, public_view(await svc.providers.find(provider_id)))
+
+
+@accepts(ProviderChangeBody)
+async def change_provider(request: Request, svc: Services, provider_id: str) -> Response:
+    identity = await administrator(request, svc)
+    body = await read_body(request, ProviderChangeBody, svc.max_body_bytes)
+    # api_key sent as null removes the stored key; other nulls mean "unchanged".
+    changes = {k: v for k, v in body.model_dump(exclude_unset=True).items()
+               if v is not None or k == "api_key"}
+    row = await svc.providers.update(provider_id, actor=identity.account_id, changes=changes)
+    return json_response(200, public_view(row))
+
+
+async def delete_provider(request: Request, svc: Services, provider_id: str) -> Response:
+    identity = await administrator(request, svc)
+    await svc.providers.delete(provider_id, actor=identity.account_id)
+    return Response(204)
+
+
+async def refresh_provider(request: Request, svc: Services, provider_id: str) -> Response:
+    identity = await administrator(request, svc)
+    row = await svc.providers.refresh_models(provider_id, actor=identity.account_id)
+    return json_response(200, public_view(row))
+
+
+async def list_models(request: Request, svc: Services) -> Response:
+    await signed_in(request, svc)
+    return json_response(200, {"data": await svc.providers.model_names()})
+
+
+async def list_own_keys(request: Request, svc: Services) -> Response:
+    identity = await signed_in(request, svc)
+    return json_response(200, {"data": await svc.providers.own_keys(identity.account_id)})
+
+
+@accepts(ProviderKeyBody)
+async def store_own_key(request: Request, svc: Services) -> Response:
+    identity = await signed_in(request, svc)
+    body = await read_body(request, ProviderKeyBody, svc.max_body_bytes)
+    await svc.providers.set_own_key(identity.account_id, body.provider_id, body.api_key)
+    return json_response(201, {"data": await svc.providers.own_keys(identity.account_id)})
+
+
+async def delete_own_key(request: Request, svc: Services, key_id: str) -> Response:
+    identity = await signed_in(request, svc)
+    await svc.providers.delete_own_key(identity.account_id, key_id)
+    return Response(204)
+
+
+def register(router: Router) -> None:
+    router.add_get("/api/admin/providers", list_providers)
+    router.add_post("/api/admin/providers", create_provider)
+    router.add_get("/api/admin/providers/{provider_id}", get_provider)
+    router.add_patch("/api/admin/providers/{provider_id}", change_provider)
+    router.add_delete("/api/admin/providers/{provider_id}", delete_provider)
+    router.add_post("/api/admin/providers/{provider_id}/refresh", refresh_provider)
+    router.add_get("/api/models", list_models)
+    router.add_get("/api/profile/provider-keys", list_own_keys)
+    router.add_post("/api/profile/provider-keys", store_own_key)
+    router.add_delete("/api/profile/provider-keys/{key_id}", delete_own_key)
