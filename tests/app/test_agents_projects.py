@@ -1,0 +1,116 @@
+"""Agents and projects, and the one access rule over them."""
+
+import pytest
+
+from app.tables import Agent, Library
+
+pytestmark = pytest.mark.anyio
+
+
+async def _library(owner_id, name="Handbook", project_id=None):
+    row = Library(name=name, owner_id=owner_id, project_id=project_id)
+    await row.save()
+    return str(row.id)
+
+
+async def _me(api, headers):
+    return (await api.get("/api/me", headers=headers)).json()
+
+
+async def test_agent_lifecycle_create_read_update_archive(api, services):
+    ann = await api.as_new_user(services, "ann@example.org")
+    library = await _library((await _me(api, ann))["id"])
+    created = await api.post("/api/agents", headers=ann, json={
+        "name": "Front desk", "model": "local", "instructions": "Be brief.",
+        "library_ids": [library], "tools": ["current_time"]})
+    assert created.status_code == 201, created.text
+    agent = created.json()
+    assert agent["library_ids"] == [library] and agent["tool_count"] == 1
+    changed = await api.patch(f"/api/agents/{agent['id']}", headers=ann,
+                              json={"instructions": "Be kind.", "library_ids": []})
+    assert changed.json()["instructions"] == "Be kind." and changed.json()["library_ids"] == []
+    archived = await api.post(f"/api/agents/{agent['id']}/archive", headers=ann)
+    assert archived.json()["archived"] is True
+    assert (await api.get("/api/agents", headers=ann)).json()["data"] == []
+    listed = await api.get("/api/agents", headers=ann, params={"include_archived": "true"})
+    assert [a["id"] for a in listed.json()["data"]] == [agent["id"]]
+
+
+async def test_an_archived_agent_cannot_be_called(api, services):
+    from app.http.errors import ApiError
+    from app.services.access import reach_of
+
+    ann = await api.as_new_user(services, "ann@example.org")
+    agent = (await api.post("/api/agents", headers=ann,
+                            json={"name": "A", "model": "local"})).json()
+    await api.post(f"/api/agents/{agent['id']}/archive", headers=ann)
+    identity = await services.sessions.identify(ann["Authorization"].split()[1])
+    with pytest.raises(ApiError) as refused:
+        await services.agents.callable(await reach_of(identity), agent["id"])
+    assert refused.value.code == "agent_unavailable"
+
+
+async def test_a_second_account_sees_none_of_the_firsts_agents(api, services):
+    ann = await api.as_new_user(services, "ann@example.org")
+    bob = await api.as_new_user(services, "bob@example.org")
+    agent = (await api.post("/api/agents", headers=ann,
+                            json={"name": "A", "model": "local"})).json()
+    assert (await api.get("/api/agents", headers=bob)).json()["data"] == []
+    for method, path, body in (("GET", f"/api/agents/{agent['id']}", None),
+                               ("PATCH", f"/api/agents/{agent['id']}", {"name": "mine"}),
+                               ("POST", f"/api/agents/{agent['id']}/archive", None)):
+        response = await api.request(method, path, headers=bob, json=body)
+        assert response.status_code == 404, (method, path)
+    assert (await Agent.select(Agent.name).first())["name"] == "A"
+
+
+async def test_an_agent_may_only_read_libraries_its_writer_reaches(api, services):
+    ann = await api.as_new_user(services, "ann@example.org")
+    bob = await api.as_new_user(services, "bob@example.org")
+    anns_library = await _library((await _me(api, ann))["id"])
+    response = await api.post("/api/agents", headers=bob, json={
+        "name": "Spy", "model": "local", "library_ids": [anns_library]})
+    assert response.status_code == 422 and response.json()["error"]["field"] == "library_ids"
+
+
+async def test_unknown_model_is_refused(api, services):
+    ann = await api.as_new_user(services, "ann@example.org")
+    response = await api.post("/api/agents", headers=ann, json={"name": "A", "model": "gpt-x"})
+    assert response.status_code == 404 and response.json()["error"]["code"] == "model_not_found"
+
+
+async def test_project_members_reach_what_the_project_holds(api, services):
+    ann = await api.as_new_user(services, "ann@example.org")
+    bob = await api.as_new_user(services, "bob@example.org")
+    carol = await api.as_new_user(services, "carol@example.org")
+    project = (await api.post("/api/projects", headers=ann, json={"name": "Clinic"})).json()
+    await api.post(f"/api/projects/{project['id']}/members", headers=ann,
+                   json={"email": "bob@example.org"})
+    agent = (await api.post("/api/agents", headers=ann, json={
+        "name": "Shared", "model": "local", "project_id": project["id"]})).json()
+    shared_library = await _library((await _me(api, ann))["id"], project_id=project["id"])
+    assert (await api.get(f"/api/agents/{agent['id']}", headers=bob)).status_code == 200
+    bobs = await api.post("/api/agents", headers=bob, json={
+        "name": "Bob's", "model": "local", "library_ids": [shared_library]})
+    assert bobs.status_code == 201
+    assert (await api.get(f"/api/agents/{agent['id']}", headers=carol)).status_code == 404
+    assert (await api.get(f"/api/projects/{project['id']}", headers=carol)).status_code == 404
+    # A member reaches the project but does not manage it.
+    renamed = await api.patch(f"/api/projects/{project['id']}", headers=bob, json={"name": "x"})
+    assert renamed.status_code == 404
+
+
+async def test_an_administrator_reaches_everything(api, services):
+    ann = await api.as_new_user(services, "ann@example.org")
+    admin = await api.as_new_user(services, "boss@example.org", role="admin")
+    agent = (await api.post("/api/agents", headers=ann,
+                            json={"name": "A", "model": "local"})).json()
+    assert (await api.get(f"/api/agents/{agent['id']}", headers=admin)).status_code == 200
+
+
+async def test_null_for_required_agent_fields_is_refused(api, services):
+    ann = await api.as_new_user(services, "ann@example.org")
+    agent = (await api.post("/api/agents", headers=ann,
+                            json={"name": "A", "model": "local"})).json()
+    response = await api.patch(f"/api/agents/{agent['id']}", headers=ann, json={"name": None})
+    assert response.status_code == 422
