@@ -1,0 +1,120 @@
+"""Frame energy and a barge-in detector in pure Python: the reference twin of ``_energy_c``.
+
+``rms`` is exactly sqrt(sum(x**2) / n) / 32768 from an integer sum, so 1.0 is
+a full-scale square wave. (audioop.rms truncates to an int first, so it may read
+up to one unit, 1/32768, lower.)
+"""
+
+from __future__ import annotations
+
+import math
+
+from kernels._energy_events import VoiceEvent
+
+__all__ = ("Detector", "rms")
+
+_SPEECH_START = VoiceEvent.SPEECH_START.value
+_SPEECH_END = VoiceEvent.SPEECH_END.value
+_BARGE_IN = VoiceEvent.BARGE_IN.value
+
+
+def _samples(frame) -> memoryview:
+    view = memoryview(frame).cast("B")
+    if len(view) & 1:
+        raise ValueError(f"16-bit PCM needs an even number of bytes, got {len(view)}")
+    return view.cast("h")
+
+
+def _rms(samples: memoryview) -> float:
+    if not samples:
+        return 0.0
+    total = sum(sample * sample for sample in samples)
+    # float(total) / n rounds exactly as C's (double)total / (double)n does
+    return math.sqrt(float(total) / len(samples)) / 32768.0
+
+
+def rms(frame) -> float:
+    """Root mean square of 16-bit PCM (bytes-like), 0.0 to 1.0 of full scale; 0.0 if empty."""
+    return _rms(_samples(frame))
+
+
+def _duration_samples(milliseconds: int, sample_rate: int, name: str) -> int:
+    if milliseconds < 0:
+        raise ValueError(f"{name} must not be negative, got {milliseconds}")
+    return milliseconds * sample_rate // 1000
+
+
+class Detector:
+    """Per-frame speech and barge-in detection from frame energy.
+
+    Call :meth:`update` once per frame; it returns :class:`VoiceEvent` bits.
+    Durations count samples, so frames of any length add up exactly.
+
+    - speech starts when frames at or above ``speech_threshold`` run for
+      ``min_speech_ms``; it ends when frames below it run for ``silence_threshold_ms``;
+    - barge-in is reported once when frames at or above ``barge_threshold`` run
+      for ``barge_min_ms``, and again only after a frame below it.
+    """
+
+    def __init__(
+        self,
+        sample_rate: int = 8000,
+        *,
+        speech_threshold: float = 0.012,
+        min_speech_ms: int = 250,
+        silence_threshold_ms: int = 900,
+        barge_threshold: float = 0.035,
+        barge_min_ms: int = 240,
+    ) -> None:
+        if sample_rate <= 0:
+            raise ValueError(f"sample_rate must be positive, got {sample_rate}")
+        self.sample_rate = sample_rate
+        self.speech_threshold = float(speech_threshold)
+        self.barge_threshold = float(barge_threshold)
+        self._min_speech = _duration_samples(min_speech_ms, sample_rate, "min_speech_ms")
+        self._silence = _duration_samples(silence_threshold_ms, sample_rate, "silence_threshold_ms")
+        self._barge_min = _duration_samples(barge_min_ms, sample_rate, "barge_min_ms")
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to silence, as at the start of a call."""
+        #: True between a speech start and the speech end that follows it.
+        self.speaking = False
+        #: RMS of the last frame (0.0 to 1.0).
+        self.level = 0.0
+        self._loud_run = 0  # samples at or above speech_threshold, while not speaking
+        self._quiet_run = 0  # samples below speech_threshold, while speaking
+        self._barge_run = 0  # samples at or above barge_threshold
+        self._barge_reported = False
+
+    def update(self, frame) -> int:
+        """Take one frame (bytes-like 16-bit PCM); return the VoiceEvent bits it causes."""
+        samples = _samples(frame)
+        count = len(samples)
+        if not count:
+            return 0  # no time passed
+        level = self.level = _rms(samples)
+        events = 0
+        if level >= self.barge_threshold:
+            self._barge_run += count
+            if not self._barge_reported and self._barge_run >= self._barge_min:
+                self._barge_reported = True
+                events |= _BARGE_IN
+        else:
+            self._barge_run = 0
+            self._barge_reported = False
+        if level >= self.speech_threshold:
+            self._quiet_run = 0
+            if not self.speaking:
+                self._loud_run += count
+                if self._loud_run >= self._min_speech:
+                    self.speaking, self._loud_run = True, 0
+                    events |= _SPEECH_START
+        else:
+            self._loud_run = 0
+            if self.speaking:
+                self._quiet_run += count
+                if self._quiet_run >= self._silence:
+                    self.speaking, self._quiet_run = False, 0
+                    events |= _SPEECH_END
+        return events

@@ -1,0 +1,16 @@
+"""Frame RMS and the speech/barge-in detector: the compiled kernel, or its twin."""
+
+from typing import TYPE_CHECKING
+
+from kernels import NO_EXTENSIONS
+from kernels._energy_events import VoiceEvent
+
+__all__ = ("Detector", "VoiceEvent", "rms")
+
+if TYPE_CHECKING or NO_EXTENSIONS:
+    from kernels._energy_py import Detector, rms
+else:
+    try:
+        from kernels._energy_c import Detector, rms
+    except ImportError:  # not built (BUILD_KERNELS=no); tests/kernels fails if it should have been
+        from kernels._energy_py import Detector, rms
