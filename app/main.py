@@ -12,16 +12,19 @@ from app import db
 from app.http.docs import configure_docs
 from app.http.errors import NotFound, configure_errors
 from app.http.middleware import RequestContext
+from app.public_api.gate import PublicApiGate
 from app.routes import (
     admin_audit,
     admin_settings,
     admin_users,
     agents,
+    api_keys,
     auth,
     health,
     projects,
     providers,
     usage,
+    v1,
 )
 from app.services.bundle import Services
 
@@ -35,6 +38,8 @@ ROUTE_MODULES = (
     agents,
     providers,
     usage,
+    api_keys,
+    v1,
 )
 
 
@@ -78,6 +83,7 @@ def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True
     configure_services(app, services)
     configure_errors(app)
     app.middlewares.append(RequestContext(app))
+    app.middlewares.append(PublicApiGate(app, services))
     configure_routes(app, router)
     configure_docs(app)
     if own_pool:

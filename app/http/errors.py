@@ -96,21 +96,38 @@ def error_body(code: str, message: str, field: str | None = None) -> dict[str, A
     return {"error": {"code": code, "message": message, "field": field}}
 
 
+_OPENAI_TYPES = {401: "invalid_request_error", 403: "permission_error", 429: "requests"}
+
+
+def openai_error_body(status: int, code: str, message: str, param: str | None) -> dict[str, Any]:
+    """The chat-completions protocol's error shape, which the OpenAI SDKs parse."""
+    kind = _OPENAI_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+def render_error(request: Request, status: int, code: str, message: str,
+                 field: str | None = None, headers: dict[str, str] | None = None) -> Response:
+    """Our shape under /api, the OpenAI shape under /v1."""
+    if request.url.path.startswith(b"/v1"):
+        return json_response(status, openai_error_body(status, code, message, field), headers)
+    return json_response(status, error_body(code, message, field), headers)
+
+
 async def _on_api_error(app: Any, request: Request, error: ApiError) -> Response:
-    return json_response(error.status, error_body(error.code, error.message, error.field),
-                         error.headers)
+    return render_error(request, error.status, error.code, error.message, error.field,
+                        error.headers)
 
 
 async def _on_http_exception(app: Any, request: Request, error: HTTPException) -> Response:
     # BlackSheep's own refusals (e.g. an unmatched method) get our shape too.
     code = {404: "not_found", 405: "method_not_allowed"}.get(error.status, "bad_request")
-    return json_response(error.status, error_body(code, str(error) or code.replace("_", " ")))
+    return render_error(request, error.status, code, str(error) or code.replace("_", " "))
 
 
 async def _on_unhandled(app: Any, request: Request, error: Exception) -> Response:
     cause = getattr(error, "source_error", None) or error
     log.error("unhandled error", exc_info=cause)
-    return json_response(500, error_body("internal_error", "Something went wrong on our side."))
+    return render_error(request, 500, "internal_error", "Something went wrong on our side.")
 
 
 def configure_errors(app: Any) -> None:

@@ -13,6 +13,7 @@ from app.config import BootConfig
 from app.crypto import SecretBox
 from app.services.accounts import Accounts
 from app.services.agents import Agents
+from app.services.api_keys import ApiKeys
 from app.services.audit import AuditLog
 from app.services.projects import Projects
 from app.services.providers import Providers
@@ -35,6 +36,7 @@ class Services:
     usage: Usage
     projects: Projects
     agents: Agents
+    api_keys: ApiKeys
 
     @classmethod
     def build(cls, boot: BootConfig) -> "Services":
@@ -54,6 +56,7 @@ class Services:
             usage=Usage(),
             projects=Projects(audit),
             agents=Agents(audit, providers),
+            api_keys=ApiKeys(audit),
         )
 
     async def aclose(self) -> None:

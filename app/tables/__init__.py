@@ -5,6 +5,7 @@ cannot drift. ``ALL_TABLES`` lists every table for Piccolo's app registry.
 """
 
 from app.tables.accounts import Account, AuditEntry, AuthSession, LoginFailure, RuntimeSetting
+from app.tables.api_keys import ApiKey
 from app.tables.platform import (
     Agent,
     AgentLibrary,
@@ -25,6 +26,7 @@ ALL_TABLES = (
     Account, AuthSession, LoginFailure, RuntimeSetting, AuditEntry,
     Project, ProjectMember, Provider, ProviderKey, Library, Document, Chunk,
     Agent, AgentLibrary, HttpTool, Chat, ChatMessage, UsageEvent,
+    ApiKey,
 )
 
 __all__ = [table.__name__ for table in ALL_TABLES] + ["ALL_TABLES"]

@@ -1,0 +1,34 @@
+"""API keys for /v1: fingerprint only, with the per-key request counter."""
+
+from piccolo.apps.migrations.auto.migration_manager import MigrationManager
+
+from app.migration_sql import sql_step
+
+ID = "2026-11-22T07:30:00:000000"
+VERSION = "1.38.0"
+DESCRIPTION = "api keys"
+
+STATEMENTS = [
+    """
+    CREATE TABLE api_key (
+        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        account_id uuid NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+        name text NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+        prefix text NOT NULL,
+        fingerprint text NOT NULL UNIQUE,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        expires_at timestamptz,
+        last_used_at timestamptz,
+        revoked_at timestamptz,
+        rate_window timestamptz,
+        rate_used integer NOT NULL DEFAULT 0
+    )
+    """,
+    "CREATE INDEX api_key_account ON api_key (account_id, created_at)",
+]
+
+
+async def forwards():
+    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
+    manager.add_raw(sql_step(STATEMENTS))
+    return manager

@@ -1,0 +1,103 @@
+"""Passthrough: a provider model called as sent, under governance, nothing stored but usage.
+
+Non-streamed: one upstream call, its JSON answered as is. Streamed: the upstream's SSE
+bytes are relayed unchanged (the fastest path, and exactly what the provider said),
+while the relay notes usage and finish for accounting. An upstream failure before the
+first byte is an HTTP error (502/504, or the upstream's own 4xx); after it, an
+``error`` event and ``[DONE]``. A client that goes away cancels the upstream call at
+once; usage is recorded either way, in a ``finally``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any, AsyncIterator
+
+from blacksheep import Request, Response, StreamedContent
+
+from adapters.providers import UpstreamError
+from app.http.disconnect import cancelled_on_disconnect
+from app.http.errors import ApiError, json_response
+from app.services.accounts import Identity
+from app.services.bundle import Services
+from app.services.providers import ResolvedModel
+from app.services.usage import UsageRecord
+from core.chat_request import ChatRequest
+from core.sse import ChunkEncoder
+
+SSE = b"text/event-stream"
+
+
+def upstream_failure(error: UpstreamError) -> ApiError:
+    code = "upstream_timeout" if error.status_code == 504 else "upstream_error"
+    if error.status_code < 500:
+        code = "upstream_refused"
+    return ApiError(str(error), code=code, status=error.status_code)
+
+
+class _Meter:
+    """Times one model call and records its usage exactly once."""
+
+    def __init__(self, svc: Services, identity: Identity, resolved: ResolvedModel) -> None:
+        self.svc, self.identity, self.resolved = svc, identity, resolved
+        self.started = time.perf_counter()
+        self.outcome = "error"
+        self.usage: dict[str, Any] | None = None
+
+    def record(self) -> None:
+        usage = self.usage or {}
+        self.svc.usage.record(UsageRecord(
+            account_id=self.identity.account_id, api_key_id=self.identity.api_key_id,
+            model=self.resolved.model, provider=self.resolved.provider, source="api",
+            outcome=self.outcome, prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            latency_ms=int((time.perf_counter() - self.started) * 1000)))
+
+
+async def complete(request: Request, svc: Services, identity: Identity, chat: ChatRequest,
+                   resolved: ResolvedModel, headers: dict[str, str]) -> Response:
+    meter = _Meter(svc, identity, resolved)
+    try:
+        async with cancelled_on_disconnect(request) as watch:
+            answer = await svc.client.complete(resolved.upstream, chat.body)
+        if watch.disconnected:
+            meter.outcome = "client_disconnected"
+            return Response(499)  # nobody is listening; the status is for the log only
+        meter.outcome, meter.usage = "ok", answer.get("usage")
+        return json_response(200, answer, headers)
+    except UpstreamError as exc:
+        raise upstream_failure(exc) from None
+    finally:
+        meter.record()
+
+
+async def stream(request: Request, svc: Services, identity: Identity, chat: ChatRequest,
+                 resolved: ResolvedModel, headers: dict[str, str]) -> Response:
+    meter = _Meter(svc, identity, resolved)
+    stack = contextlib.AsyncExitStack()
+    try:
+        relay = await stack.enter_async_context(svc.client.relay(resolved.upstream, chat.body))
+    except UpstreamError as exc:
+        meter.record()
+        raise upstream_failure(exc) from None
+
+    async def body() -> AsyncIterator[bytes]:
+        try:
+            async with cancelled_on_disconnect(request) as watch:
+                async for data in relay:
+                    yield data
+            meter.outcome = "client_disconnected" if watch.disconnected else "ok"
+            meter.usage = relay.usage
+        except UpstreamError as exc:
+            encoder = ChunkEncoder(id="chatcmpl-error", created=int(time.time()),
+                                   model=resolved.model)
+            yield encoder.error(str(exc), code="upstream_error") + encoder.done()
+        finally:
+            await stack.aclose()
+            meter.record()
+
+    response = Response(200, None, StreamedContent(SSE, body))
+    for name, value in {**headers, "Cache-Control": "no-cache"}.items():
+        response.headers[name.encode()] = value.encode()
+    return response

@@ -1,0 +1,85 @@
+"""``/v1``: the chat-completions protocol (spec: public-api.md "Endpoints").
+
+``GET /v1/models`` and ``GET /v1/models/{id}`` list what the key's user may address:
+provider model names and ``agent/<id>``. ``POST /v1/chat/completions`` runs a
+passthrough call or an agent. Order of checks: the key, then the body, then the model,
+then the rate limit, so refused requests never use up the quota.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from blacksheep import Request, Response, Router
+
+from app.http.bodies import read_json_value
+from app.http.errors import ApiError, json_response
+from app.public_api import passthrough
+from app.public_api.auth import admit, api_caller
+from app.services.access import reach_of
+from app.services.bundle import Services
+from app.services.providers import LOCAL, ModelNotFound
+from app.tables import Provider
+from core.chat_request import ChatRequestError, read_chat_request
+
+AGENT_PREFIX = "agent/"
+API_MAX_BODY_BYTES = 8 * 1024 * 1024
+
+
+def _model_entry(model_id: str, created: int, owned_by: str) -> dict[str, Any]:
+    return {"id": model_id, "object": "model", "created": created, "owned_by": owned_by}
+
+
+async def _models_for(svc: Services, request: Request) -> list[dict[str, Any]]:
+    identity = await api_caller(request, svc)
+    request.rate_headers = await admit(svc, identity)  # type: ignore[attr-defined]
+    entries = [_model_entry(LOCAL, 0, "svc")]
+    rows = await Provider.select(Provider.name, Provider.models, Provider.created_at).where(
+        Provider.enabled == True)  # noqa: E712
+    for row in rows:
+        created = int(row["created_at"].timestamp())
+        entries += [_model_entry(name, created, row["name"]) for name in row["models"]]
+    for agent in await svc.agents.listed_for(await reach_of(identity)):
+        entries.append(_model_entry(f"{AGENT_PREFIX}{agent['id']}",
+                                    int(agent["created_at"].timestamp()), "agent"))
+    return entries
+
+
+async def list_models(request: Request, svc: Services) -> Response:
+    entries = await _models_for(svc, request)
+    return json_response(200, {"object": "list", "data": entries}, request.rate_headers)
+
+
+async def get_model(request: Request, svc: Services) -> Response:
+    wanted = request.route_values.get("tail", "")
+    for entry in await _models_for(svc, request):
+        if entry["id"] == wanted:
+            return json_response(200, entry, request.rate_headers)
+    raise ModelNotFound(f"The model {wanted!r} does not exist or you do not have access to it.",
+                        field="model")
+
+
+async def chat_completions(request: Request, svc: Services) -> Response:
+    identity = await api_caller(request, svc)
+    try:
+        chat = read_chat_request(await read_json_value(request, API_MAX_BODY_BYTES))
+    except ChatRequestError as exc:
+        raise ApiError(exc.message, code=exc.code, field=exc.param, status=400) from None
+    if chat.model.startswith(AGENT_PREFIX):
+        from app.public_api import agent_calls
+
+        return await agent_calls.answer(request, svc, identity, chat)
+    resolved = await svc.providers.resolve(chat.model, identity.account_id)
+    headers = await admit(svc, identity)
+    if resolved.is_local:
+        from app.public_api import agent_calls
+
+        return await agent_calls.answer_local(request, svc, identity, chat, headers)
+    run = passthrough.stream if chat.stream else passthrough.complete
+    return await run(request, svc, identity, chat, resolved, headers)
+
+
+def register(router: Router) -> None:
+    router.add_get("/v1/models", list_models)
+    router.add_get("/v1/models/*", get_model)
+    router.add_post("/v1/chat/completions", chat_completions)

@@ -1,0 +1,245 @@
+"""The /v1 API driven by the official openai SDK, plus raw HTTP for headers and CORS."""
+
+import asyncio
+import datetime as dt
+from dataclasses import dataclass
+
+import httpx
+import openai
+import pytest
+
+from app.tables import ApiKey, UsageEvent
+from tests.fakes.upstream import Behaviour, FakeUpstream
+
+pytestmark = pytest.mark.anyio
+
+
+@dataclass
+class V1:
+    api: object
+    services: object
+    upstream: FakeUpstream
+    key: str
+    user: dict
+    sdk: openai.AsyncOpenAI
+
+
+@pytest.fixture
+async def v1(api, services):
+    async with FakeUpstream() as upstream:
+        admin = await api.as_new_user(services, "boss@example.org", role="admin")
+        await api.post("/api/admin/providers", headers=admin, json={
+            "name": "fake", "base_url": upstream.base_url, "api_key": "instance-key",
+            "models": ["fake-small"]})
+        user = await api.as_new_user(services, "dev@example.org")
+        minted = await api.post("/api/profile/api-keys", headers=user, json={"name": "laptop"})
+        assert minted.status_code == 201, minted.text
+        sdk = openai.AsyncOpenAI(base_url=f"{api.base_url}/v1", api_key=minted.json()["key"],
+                                 max_retries=0)
+        yield V1(api, services, upstream, minted.json()["key"], user, sdk)
+        await sdk.close()
+
+
+async def test_a_minted_key_is_shown_once_and_stored_only_as_a_fingerprint(v1):
+    listed = (await v1.api.get("/api/profile/api-keys", headers=v1.user)).json()["data"]
+    assert len(listed) == 1 and "key" not in listed[0]
+    assert v1.key.startswith(listed[0]["prefix"]) and v1.key not in str(listed)
+    row = await ApiKey.select().first()
+    assert v1.key not in str(row.values())
+
+
+async def test_models_lists_provider_models_local_and_reachable_agents(v1):
+    agent = (await v1.api.post("/api/agents", headers=v1.user,
+                               json={"name": "Desk", "model": "local"})).json()
+    models = [m.id for m in (await v1.sdk.models.list()).data]
+    assert {"fake-small", "local", f"agent/{agent['id']}"} <= set(models)
+    retrieved = await v1.sdk.models.retrieve(f"agent/{agent['id']}")
+    assert retrieved.id == f"agent/{agent['id']}" and isinstance(retrieved.created, int)
+    with pytest.raises(openai.NotFoundError):
+        await v1.sdk.models.retrieve("agent/00000000-0000-0000-0000-000000000000")
+
+
+async def test_passthrough_forwards_messages_and_unknown_parameters(v1):
+    answer = await v1.sdk.chat.completions.create(
+        model="fake-small", messages=[{"role": "developer", "content": "Be brief."},
+                                      {"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
+        seed=7, user="u-1", metadata={"a": "b"}, max_completion_tokens=20)
+    assert answer.choices[0].message.content == Behaviour().text
+    sent = v1.upstream.requests[-1]
+    assert sent.json["seed"] == 7 and sent.json["user"] == "u-1"
+    assert sent.json["messages"][1]["content"] == [{"type": "text", "text": "Hi"}]
+    assert sent.headers["authorization"] == "Bearer instance-key"
+
+
+async def test_streamed_and_unstreamed_give_the_same_text_and_usage_when_asked(v1):
+    plain = await v1.sdk.chat.completions.create(
+        model="fake-small", messages=[{"role": "user", "content": "Hello"}])
+    stream = await v1.sdk.chat.completions.create(
+        model="fake-small", messages=[{"role": "user", "content": "Hello"}], stream=True,
+        stream_options={"include_usage": True})
+    pieces, usage = [], None
+    async for chunk in stream:
+        if chunk.choices:
+            pieces.append(chunk.choices[0].delta.content or "")
+        if chunk.usage:
+            usage = chunk.usage
+    assert "".join(pieces) == plain.choices[0].message.content
+    assert usage is not None and usage.completion_tokens > 0
+
+
+async def test_more_than_one_completion_is_refused_naming_n(v1):
+    with pytest.raises(openai.BadRequestError) as refused:
+        await v1.sdk.chat.completions.create(model="fake-small", n=2,
+                                             messages=[{"role": "user", "content": "x"}])
+    assert refused.value.param == "n"
+
+
+async def test_client_tools_are_refused_with_the_setting_to_turn_off(v1):
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    with pytest.raises(openai.BadRequestError) as refused:
+        await v1.sdk.chat.completions.create(model="fake-small", tools=tools,
+                                             messages=[{"role": "user", "content": "x"}])
+    assert refused.value.code == "tools_not_allowed" and "settings" in refused.value.message
+    fine = await v1.api.post("/v1/chat/completions", headers={"Authorization": f"Bearer {v1.key}"},
+                             json={"model": "fake-small", "tools": [],
+                                   "messages": [{"role": "user", "content": "x"}]})
+    assert fine.status_code == 200
+
+
+async def test_unknown_model_is_404_model_not_found(v1):
+    with pytest.raises(openai.NotFoundError) as refused:
+        await v1.sdk.chat.completions.create(model="nope",
+                                             messages=[{"role": "user", "content": "x"}])
+    assert refused.value.code == "model_not_found"
+
+
+async def test_missing_unknown_revoked_and_expired_keys_are_401(v1):
+    for headers in ({}, {"Authorization": "Bearer sk-svc-unknown-unknown-unknown"}):
+        response = await v1.api.get("/v1/models", headers=headers)
+        assert response.status_code == 401
+        assert response.json()["error"]["code"] == "invalid_api_key"
+        assert set(response.json()["error"]) == {"message", "type", "param", "code"}
+    key_id = (await v1.api.get("/api/profile/api-keys", headers=v1.user)).json()["data"][0]["id"]
+    await ApiKey.update({ApiKey.expires_at: dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)}
+                        ).where(ApiKey.id == key_id)
+    with pytest.raises(openai.AuthenticationError) as expired:
+        await v1.sdk.models.list()
+    assert v1.key not in expired.value.message
+    await ApiKey.update({ApiKey.expires_at: None}).where(ApiKey.id == key_id)
+    await v1.sdk.models.list()
+    await v1.api.delete(f"/api/profile/api-keys/{key_id}", headers=v1.user)
+    with pytest.raises(openai.AuthenticationError):
+        await v1.sdk.models.list()
+
+
+async def test_an_administrator_sees_and_revokes_keys_but_never_reads_them(v1):
+    admin = await v1.api.as_new_user(v1.services, "root@example.org", role="admin")
+    me = (await v1.api.get("/api/me", headers=v1.user)).json()
+    keys = await v1.api.get(f"/api/admin/users/{me['id']}/api-keys", headers=admin)
+    assert len(keys.json()["data"]) == 1 and v1.key not in keys.text
+    other = await v1.api.as_new_user(v1.services, "other@example.org")
+    key_id = keys.json()["data"][0]["id"]
+    assert (await v1.api.delete(f"/api/profile/api-keys/{key_id}", headers=other)).status_code == 404
+    revoked = await v1.api.delete(f"/api/admin/api-keys/{key_id}", headers=admin)
+    assert revoked.json()["state"] == "revoked"
+    with pytest.raises(openai.AuthenticationError):
+        await v1.sdk.models.list()
+
+
+async def test_the_rate_limit_answers_429_and_refusals_do_not_use_the_quota(v1):
+    root = await v1.api.as_new_user(v1.services, "root@example.org", role="superadmin")
+    await v1.api.put("/api/admin/settings/api.rate_per_min", headers=root, json={"value": 3})
+    headers = {"Authorization": f"Bearer {v1.key}"}
+    bad = {"model": "fake-small", "n": 3, "messages": [{"role": "user", "content": "x"}]}
+    for _ in range(5):
+        assert (await v1.api.post("/v1/chat/completions", headers=headers, json=bad)).status_code == 400
+    good = {"model": "fake-small", "messages": [{"role": "user", "content": "x"}]}
+    answers = [await v1.api.post("/v1/chat/completions", headers=headers, json=good)
+               for _ in range(4)]
+    assert [a.status_code for a in answers[:3]] == [200, 200, 200]
+    assert answers[0].headers["x-ratelimit-remaining-requests"] == "2"
+    refused = answers[3]
+    assert refused.status_code == 429 and refused.json()["error"]["code"] == "rate_limit_exceeded"
+    assert int(refused.headers["retry-after"]) >= 1
+    assert refused.headers["x-ratelimit-limit-requests"] == "3"
+
+
+async def test_upstream_failures_are_502_and_504(v1):
+    v1.upstream.behaviour = Behaviour(status=500)
+    with pytest.raises(openai.InternalServerError) as failed:
+        await v1.sdk.chat.completions.create(model="fake-small",
+                                             messages=[{"role": "user", "content": "x"}])
+    assert failed.value.status_code == 502
+    v1.services.client.timeouts = type(v1.services.client.timeouts)(connect=2, read=0.3)
+    v1.upstream.behaviour = Behaviour(first_byte_delay=2)
+    with pytest.raises(openai.InternalServerError) as slow:
+        await v1.sdk.chat.completions.create(model="fake-small",
+                                             messages=[{"role": "user", "content": "x"}])
+    assert slow.value.status_code == 504
+
+
+async def test_a_client_leaving_mid_stream_cancels_the_upstream_and_is_counted(v1):
+    v1.upstream.behaviour = Behaviour(chunks=50, chunk_delay=0.05)
+    async with httpx.AsyncClient(base_url=v1.api.base_url, timeout=10) as client:
+        async with client.stream("POST", "/v1/chat/completions",
+                                 headers={"Authorization": f"Bearer {v1.key}"},
+                                 json={"model": "fake-small", "stream": True,
+                                       "messages": [{"role": "user", "content": "x"}]}) as r:
+            async for _ in r.aiter_bytes():
+                break
+    await v1.upstream.wait_open_connections(0)
+    for _ in range(100):
+        await v1.services.usage.drain()
+        rows = await UsageEvent.select(UsageEvent.outcome, UsageEvent.api_key_id)
+        if rows:
+            break
+        await asyncio.sleep(0.02)
+    assert rows[0]["outcome"] == "client_disconnected" and rows[0]["api_key_id"] is not None
+
+
+async def test_switching_the_api_off_hides_v1_and_key_management(v1):
+    root = await v1.api.as_new_user(v1.services, "root@example.org", role="superadmin")
+    await v1.api.put("/api/admin/settings/features.public_api", headers=root, json={"value": False})
+    assert (await v1.api.get("/v1/models", headers={"Authorization": f"Bearer {v1.key}"})
+            ).status_code == 404
+    assert (await v1.api.get("/api/profile/api-keys", headers=v1.user)).status_code == 404
+    assert (await v1.api.post("/api/profile/api-keys", headers=v1.user, json={"name": "x"})
+            ).status_code == 404
+
+
+async def test_cors_only_when_switched_on(v1):
+    preflight = {"Origin": "https://tool.example", "Access-Control-Request-Method": "POST",
+                 "Access-Control-Request-Headers": "authorization, content-type, x-stainless-os"}
+    off = await v1.api.options("/v1/chat/completions", headers=preflight)
+    assert "access-control-allow-origin" not in off.headers
+    root = await v1.api.as_new_user(v1.services, "root@example.org", role="superadmin")
+    await v1.api.put("/api/admin/settings/api.cors_allow_all", headers=root, json={"value": True})
+    on = await v1.api.options("/v1/chat/completions", headers=preflight)
+    assert on.status_code == 204
+    assert on.headers["access-control-allow-origin"] == "https://tool.example"
+    assert on.headers["access-control-allow-headers"] == preflight["Access-Control-Request-Headers"]
+    answer = await v1.api.get("/v1/models", headers={"Authorization": f"Bearer {v1.key}",
+                                                     "Origin": "https://tool.example"})
+    assert "X-Service-Chat-Id" in answer.headers["access-control-expose-headers"]
+    assert "x-ratelimit-remaining-requests" in answer.headers["access-control-expose-headers"]
+    refused = await v1.api.get("/v1/models", headers={"Origin": "https://tool.example"})
+    assert refused.status_code == 401 and refused.headers["access-control-allow-origin"]
+
+
+async def test_every_response_has_a_request_id_and_errors_have_the_openai_shape(v1):
+    for response in (await v1.api.get("/v1/models"), await v1.api.get("/v1/nothing-here"),
+                     await v1.api.post("/v1/chat/completions", content=b"{",
+                                       headers={"Authorization": f"Bearer {v1.key}",
+                                                "Content-Type": "application/json"})):
+        assert response.headers["x-request-id"]
+        assert set(response.json()["error"]) == {"message", "type", "param", "code"}
+
+
+async def test_usage_is_recorded_per_key_next_to_app_usage(v1):
+    await v1.sdk.chat.completions.create(model="fake-small",
+                                         messages=[{"role": "user", "content": "x"}])
+    await v1.services.usage.drain()
+    admin = await v1.api.as_new_user(v1.services, "root@example.org", role="admin")
+    totals = (await v1.api.get("/api/admin/usage", headers=admin)).json()
+    assert totals["by_source"][0]["bucket"] == "api"
+    assert totals["by_key"][0]["bucket"] is not None and totals["by_key"][0]["requests"] == 1
