@@ -1,0 +1,64 @@
+"""Citation markers: finding ``[n]`` in an answer and mapping them to passages.
+
+The prompt numbers the retrieved passages ``[1]``..``[n]`` and asks the model to cite
+them that way (``_prompt.py``). Models write markers in several shapes — ``[2]``,
+``[1][3]``, ``[1, 3]``, ``[2-4]`` — so all of them are read; a number outside the
+passages (a model inventing ``[9]`` of six) cites nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from core.passages import Passage
+from core.pipeline._events import Citation
+
+__all__ = ["SNIPPET_CHARS", "cited_numbers", "map_citations", "snippet"]
+
+SNIPPET_CHARS = 300
+_MARKER = re.compile(r"\[(\d{1,3}(?:\s*[-,–]\s*\d{1,3})*)\]")
+_RANGE = re.compile(r"(\d{1,3})\s*[-–]\s*(\d{1,3})")
+_MAX_RANGE = 20  # "[1-999]" is not a citation worth expanding
+
+
+def _numbers_of(group: str) -> list[int]:
+    numbers: list[int] = []
+    for part in group.split(","):
+        span = _RANGE.fullmatch(part.strip())
+        if span is None:
+            numbers.append(int(part))
+            continue
+        low, high = int(span.group(1)), int(span.group(2))
+        if low <= high and high - low < _MAX_RANGE:
+            numbers.extend(range(low, high + 1))
+    return numbers
+
+
+def cited_numbers(text: str) -> list[int]:
+    """The marker numbers in ``text``, each once, in order of first appearance."""
+    seen: dict[int, None] = {}
+    for match in _MARKER.finditer(text):
+        for number in _numbers_of(match.group(1)):
+            seen.setdefault(number, None)
+    return list(seen)
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    """The passage shortened at a word boundary, whitespace made single."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit].rsplit(" ", 1)[0] or flat[:limit]
+    return cut + "…"
+
+
+def map_citations(text: str, passages: Sequence[Passage]) -> tuple[Citation, ...]:
+    """The passages ``text`` cites; ``passages[0]`` is ``[1]``."""
+    citations = []
+    for number in cited_numbers(text):
+        if 1 <= number <= len(passages):
+            passage = passages[number - 1]
+            citations.append(Citation(number, passage.library_id, passage.document_id,
+                                      passage.document_title, snippet(passage.text)))
+    return tuple(citations)
