@@ -13,6 +13,7 @@ from app.http.docs import configure_docs
 from app.http.errors import NotFound, configure_errors
 from app.http.middleware import RequestContext
 from app.public_api.gate import PublicApiGate
+from app.scheduler import start_scheduler
 from app.routes import (
     admin_audit,
     admin_settings,
@@ -75,9 +76,26 @@ def configure_services(app: Application, services: Services) -> None:
     app.on_stop += close_services
 
 
-def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True) -> Application:
+def configure_scheduler(app: Application, services: Services) -> None:
+    scheduler = None
+
+    async def start(_: Application) -> None:
+        nonlocal scheduler
+        scheduler = start_scheduler(services.retention.sweep)
+
+    async def stop(_: Application) -> None:
+        if scheduler is not None:
+            scheduler.shutdown(wait=False)
+
+    app.on_start += start
+    app.on_stop += stop
+
+
+def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True,
+               scheduled_jobs: bool = True) -> Application:
     """The application. ``own_pool=False`` leaves the pool to the caller (tests that
-    share one pool between direct service calls and HTTP)."""
+    share one pool between direct service calls and HTTP); ``scheduled_jobs=False``
+    leaves out the daily sweep (tests run it by hand)."""
     router = Router()
     app = Application(router=router)
     configure_services(app, services)
@@ -88,4 +106,6 @@ def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True
     configure_docs(app)
     if own_pool:
         configure_database(app, pool_size)
+    if scheduled_jobs:
+        configure_scheduler(app, services)
     return app

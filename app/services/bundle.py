@@ -15,8 +15,10 @@ from app.services.accounts import Accounts
 from app.services.agents import Agents
 from app.services.api_keys import ApiKeys
 from app.services.audit import AuditLog
+from app.services.libraries import Libraries
 from app.services.projects import Projects
 from app.services.providers import Providers
+from app.services.retention import Retention
 from app.services.sessions import Sessions
 from app.services.settings import Settings
 from app.services.usage import Usage
@@ -36,7 +38,9 @@ class Services:
     usage: Usage
     projects: Projects
     agents: Agents
+    libraries: Libraries
     api_keys: ApiKeys
+    retention: Retention
 
     @classmethod
     def build(cls, boot: BootConfig) -> "Services":
@@ -44,19 +48,22 @@ class Services:
         audit = AuditLog()
         client = ProviderClient()
         providers = Providers(box, audit, client)
+        settings = Settings(boot, box, audit)
         return cls(
             boot=boot,
             box=box,
             audit=audit,
             accounts=Accounts(audit),
             sessions=Sessions(),
-            settings=Settings(boot, box, audit),
+            settings=settings,
             client=client,
             providers=providers,
             usage=Usage(),
             projects=Projects(audit),
             agents=Agents(audit, providers),
+            libraries=Libraries(audit),
             api_keys=ApiKeys(audit),
+            retention=Retention(settings, audit),
         )
 
     async def aclose(self) -> None:

@@ -47,7 +47,7 @@ def free_socket() -> socket.socket:
 
 @contextlib.asynccontextmanager
 async def running_app(services: Services) -> AsyncIterator[ApiClient]:
-    app = create_app(services, own_pool=False)
+    app = create_app(services, own_pool=False, scheduled_jobs=False)
     sock = free_socket()
     port = sock.getsockname()[1]
     server = _EmbeddedServer(uvicorn.Config(app, lifespan="on", log_config=None,

@@ -1,0 +1,64 @@
+"""The daily sweep: API conversation retention, and one runner across processes."""
+
+import asyncio
+import datetime as dt
+
+import pytest
+
+from app.scheduler import daily_sweep_trigger, run_once_across_processes
+from app.tables import Account, Chat
+
+pytestmark = pytest.mark.anyio
+
+
+async def _chat(source: str, age_days: float) -> None:
+    owner = await Account.select(Account.id).first()
+    created = dt.datetime.now(dt.UTC) - dt.timedelta(days=age_days)
+    await Chat.insert(Chat(owner_id=owner["id"], source=source, created_at=created))
+
+
+async def test_api_conversations_older_than_the_period_are_deleted(services):
+    await services.accounts.create("ann@example.org", "long enough pw")
+    await _chat("api", 10)
+    await _chat("api", 1)
+    await _chat("app", 10)
+    assert (await services.retention.sweep(dt.datetime.now(dt.UTC)))["api_chats"] == 0
+    await services.settings._store("api.chat_retention_days", 5, _root(), audit_value=True)
+    counts = await services.retention.sweep(dt.datetime.now(dt.UTC))
+    assert counts["api_chats"] == 1
+    remaining = await Chat.select(Chat.source)
+    assert sorted(r["source"] for r in remaining) == ["api", "app"]
+    audited = await services.audit.query(kind="retention.swept")
+    assert audited and "api_chats" in str(audited[0]["data"])
+
+
+def _root():
+    import uuid
+
+    from app.services.accounts import Identity
+    return Identity(uuid.uuid4(), "root@x", "superadmin", frozenset())
+
+
+async def test_only_one_process_runs_the_sweep_at_a_time(database):
+    started = asyncio.Event()
+    release = asyncio.Event()
+    runs = []
+
+    async def slow_job():
+        runs.append(1)
+        started.set()
+        await release.wait()
+
+    first = asyncio.create_task(run_once_across_processes(42, slow_job))
+    await started.wait()
+    assert await run_once_across_processes(42, slow_job) is False
+    release.set()
+    assert await first is True
+    assert len(runs) == 1
+
+
+def test_the_sweep_runs_daily_at_04_15():
+    trigger = daily_sweep_trigger()
+    start = dt.datetime(2026, 1, 1, 5, 0, tzinfo=dt.timezone.utc)
+    fire = trigger.get_next_fire_time(None, start)
+    assert (fire.hour, fire.minute, fire.second, fire.day) == (4, 15, 0, 2)
