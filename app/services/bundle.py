@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from adapters.http_tools import HttpToolClient
 from adapters.providers import ProviderClient
 from app.config import BootConfig
 from app.crypto import SecretBox
@@ -15,12 +16,15 @@ from app.services.accounts import Accounts
 from app.services.agents import Agents
 from app.services.api_keys import ApiKeys
 from app.services.audit import AuditLog
+from app.services.chats import Chats
 from app.services.libraries import Libraries
+from app.services.pipeline import Pipeline
 from app.services.projects import Projects
 from app.services.providers import Providers
 from app.services.retention import Retention
 from app.services.sessions import Sessions
 from app.services.settings import Settings
+from app.services.tools import HttpTools, ToolRegistry
 from app.services.usage import Usage
 
 
@@ -41,6 +45,12 @@ class Services:
     libraries: Libraries
     api_keys: ApiKeys
     retention: Retention
+    #: the HTTP client of administrators' HTTP tools (a pool of its own)
+    http_tool_client: HttpToolClient
+    tools: ToolRegistry
+    http_tools: HttpTools
+    pipeline: Pipeline
+    chats: Chats
 
     @classmethod
     def build(cls, boot: BootConfig) -> "Services":
@@ -49,6 +59,11 @@ class Services:
         client = ProviderClient()
         providers = Providers(box, audit, client)
         settings = Settings(boot, box, audit)
+        usage = Usage()
+        libraries = Libraries(audit)
+        http_tool_client = HttpToolClient()
+        tools = ToolRegistry(box, http_tool_client)
+        pipeline = Pipeline(providers, client, usage, tools, libraries)
         return cls(
             boot=boot,
             box=box,
@@ -58,18 +73,24 @@ class Services:
             settings=settings,
             client=client,
             providers=providers,
-            usage=Usage(),
+            usage=usage,
             projects=Projects(audit),
             agents=Agents(audit, providers),
-            libraries=Libraries(audit),
+            libraries=libraries,
             api_keys=ApiKeys(audit),
             retention=Retention(settings, audit),
+            http_tool_client=http_tool_client,
+            tools=tools,
+            http_tools=HttpTools(box, audit, tools),
+            pipeline=pipeline,
+            chats=Chats(pipeline),
         )
 
     async def aclose(self) -> None:
         """At stop: let pending usage writes land, then close the upstream pool."""
         await self.usage.drain()
         await self.client.aclose()
+        await self.http_tool_client.aclose()
 
     @property
     def max_body_bytes(self) -> int:

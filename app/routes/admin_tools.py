@@ -1,0 +1,96 @@
+"""HTTP tools (``/api/admin/tools``): administrators connect, change and remove them.
+
+A tool is a name, a description the model reads, a JSON schema of its arguments, and
+where to send them (url, method, optionally a secret header). ``side_effecting`` and
+``usable_on_call`` decide whether a telephone call may use it (spec: telephony.md
+"Tools on a call"). The secret header's value is write-only: stored sealed, never
+returned, only ``secret_header_set``. The list also shows the built-in tools.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from blacksheep import Request, Response, Router
+
+from app.http.bodies import Body, read_body
+from app.http.docs import accepts
+from app.http.errors import json_response
+from app.http.guards import administrator
+from app.services.bundle import Services
+from app.services.tools import public_view
+
+
+class NewToolBody(Body):
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    url: str
+    method: str = "POST"
+    secret_header_name: str | None = None
+    secret_header_value: str | None = None
+    side_effecting: bool = True
+    usable_on_call: bool = False
+
+
+class ToolChangeBody(Body):
+    name: str | None = None
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    url: str | None = None
+    method: str | None = None
+    secret_header_name: str | None = None
+    #: null removes the secret (and its header name)
+    secret_header_value: str | None = None
+    side_effecting: bool | None = None
+    usable_on_call: bool | None = None
+
+
+# Fields where null means "remove"; for the others null is no change.
+_NULLABLE = ("secret_header_name", "secret_header_value")
+
+
+async def list_tools(request: Request, svc: Services) -> Response:
+    await administrator(request, svc)
+    builtin = [{"name": s.name, "description": s.description, "parameters": s.parameters,
+                "side_effecting": s.side_effecting, "usable_on_call": s.usable_on_call}
+               for s in svc.tools.builtin_specs()]
+    rows = await svc.http_tools.list()
+    return json_response(200, {"data": [public_view(r) for r in rows], "builtin": builtin})
+
+
+@accepts(NewToolBody)
+async def create_tool(request: Request, svc: Services) -> Response:
+    identity = await administrator(request, svc)
+    body = await read_body(request, NewToolBody, svc.max_body_bytes)
+    row = await svc.http_tools.create(actor=identity.account_id, fields=body.model_dump())
+    return json_response(201, public_view(row))
+
+
+async def get_tool(request: Request, svc: Services, tool_id: str) -> Response:
+    await administrator(request, svc)
+    return json_response(200, public_view(await svc.http_tools.find(tool_id)))
+
+
+@accepts(ToolChangeBody)
+async def change_tool(request: Request, svc: Services, tool_id: str) -> Response:
+    identity = await administrator(request, svc)
+    body = await read_body(request, ToolChangeBody, svc.max_body_bytes)
+    changes = {key: value for key, value in body.model_dump().items()
+               if key in body.model_fields_set and (value is not None or key in _NULLABLE)}
+    row = await svc.http_tools.update(tool_id, actor=identity.account_id, changes=changes)
+    return json_response(200, public_view(row))
+
+
+async def delete_tool(request: Request, svc: Services, tool_id: str) -> Response:
+    identity = await administrator(request, svc)
+    await svc.http_tools.delete(tool_id, actor=identity.account_id)
+    return Response(204)
+
+
+def register(router: Router) -> None:
+    router.add_get("/api/admin/tools", list_tools)
+    router.add_post("/api/admin/tools", create_tool)
+    router.add_get("/api/admin/tools/{tool_id}", get_tool)
+    router.add_patch("/api/admin/tools/{tool_id}", change_tool)
+    router.add_delete("/api/admin/tools/{tool_id}", delete_tool)
