@@ -17,10 +17,12 @@ from app.scheduler import start_scheduler
 from app.routes import (
     admin_audit,
     admin_settings,
+    admin_tools,
     admin_users,
     agents,
     api_keys,
     auth,
+    chats,
     health,
     projects,
     providers,
@@ -41,6 +43,8 @@ ROUTE_MODULES = (
     usage,
     api_keys,
     v1,
+    chats,
+    admin_tools,
 )
 
 
