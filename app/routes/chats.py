@@ -76,8 +76,13 @@ async def send_message(request: Request, svc: Services, chat_id: str) -> Respons
     events = await svc.chats.send(await reach_of(identity), chat_id, body.content, source="app")
     if body.stream:
         receive = getattr(request.content, "receive", None)
+
+        async def frames() -> AsyncIterator[bytes]:  # BlackSheep wants a generator function
+            async for frame in _sse(events, receive):
+                yield frame
+
         return Response(200, [(b"Cache-Control", b"no-cache"), (b"X-Accel-Buffering", b"no")],
-                        StreamedContent(b"text/event-stream", lambda: _sse(events, receive)))
+                        StreamedContent(b"text/event-stream", frames))
     return await _json_answer(chat_id, events)
 
 
