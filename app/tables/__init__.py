@@ -6,6 +6,14 @@ cannot drift. ``ALL_TABLES`` lists every table for Piccolo's app registry.
 
 from app.tables.accounts import Account, AuditEntry, AuthSession, LoginFailure, RuntimeSetting
 from app.tables.api_keys import ApiKey
+from app.tables.telephony import (
+    FeatureOverride,
+    TelephonyCall,
+    TelephonyLine,
+    TelephonyRing,
+    TelephonySignatureFailure,
+    TelephonyTicket,
+)
 from app.tables.platform import (
     Agent,
     AgentLibrary,
@@ -27,6 +35,8 @@ ALL_TABLES = (
     Project, ProjectMember, Provider, ProviderKey, Library, Document, Chunk,
     Agent, AgentLibrary, HttpTool, Chat, ChatMessage, UsageEvent,
     ApiKey,
+    FeatureOverride, TelephonyLine, TelephonyCall, TelephonyTicket, TelephonyRing,
+    TelephonySignatureFailure,
 )
 
 __all__ = [table.__name__ for table in ALL_TABLES] + ["ALL_TABLES"]
