@@ -12,20 +12,11 @@ import pytest
 from app.http.errors import NotFound
 from app.services.access import reach_of_account
 from app.tables import Agent, Chat, UsageEvent
-from tests.app.test_pipeline import (
-    ScriptedUpstream,
-    add_agent,
-    add_fake_provider,
-)
+from tests.app.test_pipeline import add_agent, add_fake_provider
+from tests.app.test_pipeline import fake  # noqa: F401  (fixture)
 from tests.fakes.upstream import Behaviour, ToolCall
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def fake():
-    async with ScriptedUpstream() as upstream:
-        yield upstream
 
 
 async def me(api, headers) -> Any:

@@ -118,7 +118,8 @@ async def fake():
 async def owner(services, fake):
     account = await add_account(services)
     await add_fake_provider(services, fake, account)
-    return account
+    yield account
+    await services.aclose()  # the HTTP clients' pools
 
 
 def text_of(events: list[Any]) -> str:

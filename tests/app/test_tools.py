@@ -1,0 +1,208 @@
+"""Tools: /api/admin/tools CRUD and its checks, the secret that never comes back, and
+HTTP tools called through the pipeline against a loopback tool server."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from app.config import BootConfig
+from app.http.errors import Conflict
+from app.services.bundle import Services
+from core.pipeline import ToolFinished, ToolStatus
+from tests.app.test_pipeline import add_agent, only, turn
+from tests.app.test_pipeline import fake, owner  # noqa: F401  (fixtures)
+from tests.fakes.upstream import Behaviour, ToolCall
+
+pytestmark = pytest.mark.anyio
+
+SECRET = "tool-secret-value-4242"
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+
+def tool_body(**changes: Any) -> dict[str, Any]:
+    return {"name": "weather", "description": "Weather for a city.", "parameters": SCHEMA,
+            "url": "http://127.0.0.1:9/weather", **changes}
+
+
+@pytest.fixture
+async def admin(api, services):
+    return await api.as_new_user(services, "boss@example.org", role="admin")
+
+
+async def test_admin_creates_lists_changes_and_deletes_a_tool(api, admin):
+    created = await api.post("/api/admin/tools", headers=admin, json=tool_body(
+        secret_header_name="X-Api-Key", secret_header_value=SECRET))
+    assert created.status_code == 201, created.text
+    tool = created.json()
+    assert tool["secret_header_set"] is True and tool["secret_header_name"] == "X-Api-Key"
+    assert (tool["method"], tool["side_effecting"], tool["usable_on_call"]) == ("POST", True, False)
+    listed = (await api.get("/api/admin/tools", headers=admin)).json()
+    assert [t["name"] for t in listed["data"]] == ["weather"]
+    assert "current_time" in [t["name"] for t in listed["builtin"]]
+    url = f"/api/admin/tools/{tool['id']}"
+    changed = await api.patch(url, headers=admin, json={"usable_on_call": True, "method": "GET"})
+    assert changed.json()["usable_on_call"] is True and changed.json()["method"] == "GET"
+    assert changed.json()["secret_header_set"] is True  # untouched by other changes
+    cleared = await api.patch(url, headers=admin, json={"secret_header_value": None})
+    assert cleared.json()["secret_header_set"] is False
+    assert cleared.json()["secret_header_name"] is None
+    assert (await api.delete(url, headers=admin)).status_code == 204
+    assert (await api.get(url, headers=admin)).status_code == 404
+
+
+async def test_the_secret_value_is_never_returned(api, admin):
+    created = await api.post("/api/admin/tools", headers=admin, json=tool_body(
+        secret_header_name="X-Api-Key", secret_header_value=SECRET))
+    url = f"/api/admin/tools/{created.json()['id']}"
+    answers = [created, await api.get(url, headers=admin),
+               await api.get("/api/admin/tools", headers=admin),
+               await api.patch(url, headers=admin, json={"description": "Changed."})]
+    for answer in answers:
+        assert SECRET not in answer.text
+    audit = await api.get("/api/admin/audit", headers=admin)
+    assert SECRET not in audit.text
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"name": "has space"}, "name"),
+    ({"name": ""}, "name"),
+    ({"description": " "}, "description"),
+    ({"parameters": {"type": "array"}}, "parameters"),
+    ({"parameters": {"type": "object", "properties": {"a": {"type": "text"}}}}, "parameters"),
+    ({"parameters": {"type": "object", "required": ["a"]}}, "parameters"),
+    ({"parameters": "not an object"}, "parameters"),
+    ({"url": "ftp://example.org"}, "url"),
+    ({"method": "BREW"}, "method"),
+    ({"secret_header_name": "Bad Header"}, "secret_header_name"),
+    ({"secret_header_name": "Content-Type", "secret_header_value": "x"}, "secret_header_name"),
+    ({"secret_header_value": "x"}, "secret_header_name"),
+    ({"side_effecting": "yes"}, "side_effecting"),
+    ({"colour": "blue"}, "colour"),
+])
+async def test_bad_tools_are_refused_naming_the_field(api, admin, changes, field):
+    response = await api.post("/api/admin/tools", headers=admin, json=tool_body(**changes))
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["field"] == field
+    assert (await api.get("/api/admin/tools", headers=admin)).json()["data"] == []
+
+
+async def test_names_are_unique_and_built_in_names_are_taken(api, admin):
+    assert (await api.post("/api/admin/tools", headers=admin, json=tool_body())).status_code == 201
+    again = await api.post("/api/admin/tools", headers=admin, json=tool_body())
+    assert again.status_code == 409 and again.json()["error"]["code"] == "name_taken"
+    builtin = await api.post("/api/admin/tools", headers=admin,
+                             json=tool_body(name="current_time"))
+    assert builtin.status_code == 409
+
+
+async def test_ordinary_accounts_cannot_manage_tools(api, services):
+    user = await api.as_new_user(services, "ann@example.org")
+    assert (await api.get("/api/admin/tools", headers=user)).status_code == 403
+    assert (await api.post("/api/admin/tools", headers=user, json=tool_body())).status_code == 403
+
+
+async def test_a_secret_without_an_encryption_key_is_409(database, boot):
+    keyless = Services.build(BootConfig({**boot.values, "message_encryption_key": None}))
+    with pytest.raises(Conflict) as refused:
+        await keyless.http_tools.create(actor=uuid.uuid4(), fields=tool_body(
+            secret_header_name="X-Api-Key", secret_header_value=SECRET))
+    assert refused.value.code == "encryption_key_missing"
+    plain = await keyless.http_tools.create(actor=uuid.uuid4(), fields=tool_body())
+    assert plain["secret_header_enc"] is None
+    await keyless.aclose()
+
+
+# -- calling HTTP tools -----------------------------------------------------------------------
+
+
+class ToolServer:
+    """A loopback HTTP tool: /weather answers JSON, the others misbehave."""
+
+    def __init__(self) -> None:
+        self.seen: list[dict[str, Any]] = []
+        app = web.Application()
+        app.router.add_route("*", "/weather", self.weather)
+        app.router.add_post("/broken", self.broken)
+        app.router.add_post("/garbage", self.garbage)
+        app.router.add_post("/huge", self.huge)
+        self.runner = web.AppRunner(app, access_log=None)
+
+    async def weather(self, request: web.Request) -> web.Response:
+        body = await request.json() if request.method == "POST" else dict(request.query)
+        self.seen.append({"method": request.method, "body": body,
+                          "key": request.headers.get("X-Api-Key")})
+        return web.json_response({"text": f"Sunny in {body.get('city')}."})
+
+    async def broken(self, request: web.Request) -> web.Response:
+        return web.Response(status=500, text="down")
+
+    async def garbage(self, request: web.Request) -> web.Response:
+        return web.Response(body=b"{not json", content_type="application/json")
+
+    async def huge(self, request: web.Request) -> web.Response:
+        return web.Response(text="x" * 400_000)
+
+    async def __aenter__(self) -> str:
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        return f"http://127.0.0.1:{self.runner.addresses[0][1]}"
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.runner.cleanup()
+
+
+@pytest.fixture
+async def tool_server():
+    server = ToolServer()
+    async with server as base:
+        yield server, base
+
+
+async def _ask_with_tool(services, fake, owner, name: str, arguments: str) -> ToolFinished:
+    fake.script = [Behaviour(tool_call=ToolCall(name, arguments)), Behaviour(text="Done.")]
+    agent = await add_agent(owner, tools=[name])
+    events = await turn(services, owner, agent, "Weather in Oslo?")
+    assert events[-1].text == "Done."
+    return only(events, ToolFinished)
+
+
+@pytest.mark.parametrize("method", ["POST", "GET"])
+async def test_an_http_tool_receives_the_arguments_and_its_secret(services, fake, owner,
+                                                                  tool_server, method):
+    server, base = tool_server
+    await services.http_tools.create(actor=uuid.uuid4(), fields=tool_body(
+        url=f"{base}/weather", method=method, secret_header_name="X-Api-Key",
+        secret_header_value=SECRET))
+    finished = await _ask_with_tool(services, fake, owner, "weather", '{"city": "Oslo"}')
+    assert finished.status is ToolStatus.OK
+    assert json.loads(finished.content) == {"text": "Sunny in Oslo."}
+    assert server.seen == [{"method": method, "body": {"city": "Oslo"}, "key": SECRET}]
+
+
+@pytest.mark.parametrize("path, reason", [
+    ("/broken", "HTTP 500"), ("/garbage", "claims to be JSON"), ("/huge", "larger than"),
+    ("/missing", "HTTP 404")])
+async def test_an_http_tool_that_fails_is_reported_to_the_model(services, fake, owner,
+                                                                tool_server, path, reason):
+    _, base = tool_server
+    await services.http_tools.create(actor=uuid.uuid4(), fields=tool_body(url=f"{base}{path}"))
+    finished = await _ask_with_tool(services, fake, owner, "weather", '{"city": "Oslo"}')
+    assert finished.status is ToolStatus.ERROR and reason in finished.content
+    assert base not in finished.content  # the address stays out of the model's view
+
+
+async def test_an_unreachable_http_tool_and_missing_arguments_are_reported(services, fake,
+                                                                            owner):
+    await services.http_tools.create(actor=uuid.uuid4(), fields=tool_body(
+        url="http://127.0.0.1:9/weather"))
+    unreachable = await _ask_with_tool(services, fake, owner, "weather", '{"city": "Oslo"}')
+    assert unreachable.status is ToolStatus.ERROR and "could not be reached" in unreachable.content
+    fake.requests.clear()
+    missing = await _ask_with_tool(services, fake, owner, "weather", "{}")
+    assert missing.status is ToolStatus.ERROR and "needs the argument(s) city" in missing.content
