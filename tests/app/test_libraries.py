@@ -1,0 +1,286 @@
+"""Libraries over HTTP: managing them, adding documents, who reaches what, bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.services.libraries import MAX_DOCUMENT_BYTES
+from app.tables import Chunk, Document, Library
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def ann(api, services):
+    return await api.as_new_user(services, "ann@example.org")
+
+
+@pytest.fixture
+async def bob(api, services):
+    return await api.as_new_user(services, "bob@example.org")
+
+
+async def new_library(api, headers, **fields) -> dict:
+    response = await api.post("/api/libraries", headers=headers, json={"name": "Clinic", **fields})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+async def add_text(api, headers, library_id, content="We open at nine.", title="Hours",
+                   media_type="text/plain"):
+    return await api.post(f"/api/libraries/{library_id}/documents", headers=headers,
+                          json={"title": title, "media_type": media_type, "content": content})
+
+
+async def counts() -> tuple[int, int, int]:
+    return await Library.count(), await Document.count(), await Chunk.count()
+
+
+def assert_error(response, status, code=None, field=None):
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert error["message"]
+    if code:
+        assert error["code"] == code
+    if field:
+        assert error["field"] == field
+
+
+# --- managing Libraries -------------------------------------------------------------
+
+
+async def test_owner_creates_lists_renames_and_deletes_a_library(api, ann):
+    library = await new_library(api, ann, description="Opening hours and fees")
+    assert library["name"] == "Clinic" and library["project_id"] is None
+    listed = (await api.get("/api/libraries", headers=ann)).json()["data"]
+    assert [entry["id"] for entry in listed] == [library["id"]]
+    changed = await api.patch(f"/api/libraries/{library['id']}", headers=ann,
+                              json={"name": "Clinic FAQ"})
+    assert changed.json()["name"] == "Clinic FAQ"
+    assert changed.json()["description"] == "Opening hours and fees"
+    assert (await api.delete(f"/api/libraries/{library['id']}", headers=ann)).status_code == 204
+    assert (await api.get(f"/api/libraries/{library['id']}", headers=ann)).status_code == 404
+
+
+async def test_deleting_a_library_deletes_its_documents_and_passages(api, ann):
+    library = await new_library(api, ann)
+    assert (await add_text(api, ann, library["id"])).status_code == 201
+    await api.delete(f"/api/libraries/{library['id']}", headers=ann)
+    assert await counts() == (0, 0, 0)
+
+
+@pytest.mark.parametrize("body,field", [({"name": ""}, "name"), ({"name": "x" * 201}, "name"),
+                                        ({"name": 7}, "name"), ({}, "name"),
+                                        ({"name": "ok", "colour": "red"}, "colour")])
+async def test_bad_library_bodies_are_422_and_write_nothing(api, ann, body, field):
+    response = await api.post("/api/libraries", headers=ann, json=body)
+    assert_error(response, 422, field=field)
+    assert await Library.count() == 0
+
+
+async def test_signing_in_is_required(api):
+    assert (await api.get("/api/libraries")).status_code == 401
+
+
+# --- who reaches what ---------------------------------------------------------------
+
+
+async def test_another_account_sees_none_of_ann_s_libraries(api, ann, bob):
+    library = await new_library(api, ann)
+    document = (await add_text(api, ann, library["id"])).json()
+    base = f"/api/libraries/{library['id']}"
+    assert (await api.get("/api/libraries", headers=bob)).json()["data"] == []
+    for method, path in [("GET", base), ("PATCH", base), ("DELETE", base),
+                         ("GET", f"{base}/documents"), ("POST", f"{base}/documents"),
+                         ("GET", f"{base}/documents/{document['id']}"),
+                         ("DELETE", f"{base}/documents/{document['id']}"),
+                         ("GET", f"{base}/search?q=nine")]:
+        body = {"title": "x", "content": "y"} if method == "POST" else (
+            {"name": "mine"} if method == "PATCH" else None)
+        response = await api.request(method, path, headers=bob, json=body)
+        assert_error(response, 404, "not_found")
+    assert (await api.get(base, headers=ann)).json()["name"] == "Clinic"
+    assert await counts() == (1, 1, 1)
+
+
+async def test_a_document_is_found_only_under_its_own_library(api, ann):
+    first = await new_library(api, ann)
+    second = await new_library(api, ann, name="Other")
+    document = (await add_text(api, ann, first["id"])).json()
+    response = await api.get(f"/api/libraries/{second['id']}/documents/{document['id']}",
+                             headers=ann)
+    assert response.status_code == 404
+
+
+async def test_ids_that_are_not_uuids_are_simply_not_found(api, ann):
+    assert (await api.get("/api/libraries/not-a-uuid", headers=ann)).status_code == 404
+
+
+async def test_project_members_reach_the_project_s_library(api, services, ann, bob):
+    carl = await api.as_new_user(services, "carl@example.org")
+    project = (await api.post("/api/projects", headers=ann, json={"name": "Surgery"})).json()
+    added = await api.post(f"/api/projects/{project['id']}/members", headers=ann,
+                           json={"email": "bob@example.org"})
+    assert added.status_code == 201, added.text
+    library = await new_library(api, ann, project_id=project["id"])
+    await add_text(api, ann, library["id"], "Flu vaccines are given on Tuesdays.")
+    assert [entry["id"] for entry in (await api.get("/api/libraries", headers=bob)).json()[
+        "data"]] == [library["id"]]
+    found = await api.get(f"/api/libraries/{library['id']}/search", headers=bob,
+                          params={"q": "flu vaccine"})
+    assert found.json()["data"][0]["text"] == "Flu vaccines are given on Tuesdays."
+    assert (await api.get(f"/api/libraries/{library['id']}", headers=carl)).status_code == 404
+
+
+async def test_a_library_joins_only_a_project_its_creator_reaches(api, ann, bob):
+    project = (await api.post("/api/projects", headers=ann, json={"name": "Surgery"})).json()
+    response = await api.post("/api/libraries", headers=bob,
+                              json={"name": "Sneaky", "project_id": project["id"]})
+    assert_error(response, 422, "unknown_project", "project_id")
+    mine = await new_library(api, bob, name="Mine")
+    moved = await api.patch(f"/api/libraries/{mine['id']}", headers=bob,
+                            json={"project_id": project["id"]})
+    assert_error(moved, 422, "unknown_project", "project_id")
+    assert await Library.count() == 1
+
+
+async def test_an_administrator_reaches_every_library(api, services, ann):
+    admin = await api.as_new_user(services, "boss@example.org", role="admin")
+    library = await new_library(api, ann)
+    assert (await api.get(f"/api/libraries/{library['id']}", headers=admin)).status_code == 200
+
+
+# --- adding documents ---------------------------------------------------------------
+
+
+async def test_documents_are_listed_without_content_and_read_with_it(api, ann):
+    library = await new_library(api, ann)
+    created = (await add_text(api, ann, library["id"], "We open\r\n\r\n\r\nat nine.")).json()
+    assert created["media_type"] == "text/plain" and created["size_bytes"] == 21
+    listed = (await api.get(f"/api/libraries/{library['id']}/documents", headers=ann)).json()
+    assert [d["id"] for d in listed["data"]] == [created["id"]]
+    assert "content" not in listed["data"][0]
+    document = (await api.get(f"/api/libraries/{library['id']}/documents/{created['id']}",
+                              headers=ann)).json()
+    assert document["content"] == "We open\n\nat nine."
+    assert (await api.get(f"/api/libraries/{library['id']}", headers=ann)).json()[
+        "document_count"] == 1
+
+
+async def test_deleting_a_document_deletes_its_passages(api, ann):
+    library = await new_library(api, ann)
+    document = (await add_text(api, ann, library["id"], "word " * 2000)).json()
+    assert await Chunk.count() > 1
+    response = await api.delete(f"/api/libraries/{library['id']}/documents/{document['id']}",
+                                headers=ann)
+    assert response.status_code == 204
+    assert await counts() == (1, 0, 0)
+
+
+async def test_a_raw_upload_takes_its_title_from_the_query(api, ann):
+    library = await new_library(api, ann)
+    response = await api.post(f"/api/libraries/{library['id']}/documents", headers={
+        **ann, "content-type": "text/html; charset=utf-8"}, params={"title": "Fees page"},
+        content="<h1>Fees</h1><p>A visit costs &pound;40.</p>".encode())
+    assert response.status_code == 201, response.text
+    document = (await api.get(f"/api/libraries/{library['id']}/documents/"
+                              f"{response.json()['id']}", headers=ann)).json()
+    assert document["title"] == "Fees page" and document["media_type"] == "text/html"
+    assert document["content"] == "Fees\n\nA visit costs \u00a340."
+
+
+async def test_a_raw_upload_in_latin_1_is_decoded(api, ann):
+    library = await new_library(api, ann)
+    response = await api.post(f"/api/libraries/{library['id']}/documents", headers={
+        **ann, "content-type": "text/plain; charset=ISO-8859-1"}, params={"title": "Caf\u00e9"},
+        content=b"Caf\xe9 au lait")
+    assert response.status_code == 201, response.text
+    document = (await api.get(f"/api/libraries/{library['id']}/documents/"
+                              f"{response.json()['id']}", headers=ann)).json()
+    assert document["content"] == "Caf\u00e9 au lait"
+
+
+# --- bad documents change nothing ---------------------------------------------------
+
+
+@pytest.mark.parametrize("body,status,code,field", [
+    ({"title": "t", "content": ""}, 422, "empty_document", "content"),
+    ({"title": "t", "content": "  \n\t "}, 422, "empty_document", "content"),
+    ({"title": "t", "content": "<script>x()</script>", "media_type": "text/html"}, 422,
+     "empty_document", "content"),
+    ({"title": "t", "content": "a\u0000b"}, 415, "not_text", "content"),
+    ({"title": "t", "content": "x", "media_type": "application/pdf"}, 415,
+     "unsupported_document_type", "media_type"),
+    ({"title": "", "content": "x"}, 422, None, "title"),
+    ({"title": "t", "content": "x", "author": "me"}, 422, "unknown_field", "author"),
+    ({"content": "x"}, 422, "required", "title"),
+    ({"title": "t", "content": 5}, 422, None, "content"),
+], ids=["empty", "blank", "only-script", "nul", "pdf", "no-title", "unknown-field",
+        "missing-title", "wrong-type"])
+async def test_bad_documents_are_refused_and_nothing_is_written(api, ann, body, status, code,
+                                                                field):
+    library = await new_library(api, ann)
+    before = await counts()
+    response = await api.post(f"/api/libraries/{library['id']}/documents", headers=ann,
+                              json=body)
+    assert_error(response, status, code, field)
+    assert await counts() == before
+
+
+async def test_binary_uploads_are_415(api, ann):
+    library = await new_library(api, ann)
+    before = await counts()
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
+    response = await api.post(f"/api/libraries/{library['id']}/documents", headers={
+        **ann, "content-type": "text/plain"}, params={"title": "pic"}, content=png)
+    assert_error(response, 415, "not_text")
+    response = await api.post(f"/api/libraries/{library['id']}/documents", headers={
+        **ann, "content-type": "image/png"}, params={"title": "pic"}, content=png)
+    assert_error(response, 415, "unsupported_document_type")
+    assert await counts() == before
+
+
+async def test_a_raw_upload_without_a_title_is_422(api, ann):
+    library = await new_library(api, ann)
+    response = await api.post(f"/api/libraries/{library['id']}/documents", headers={
+        **ann, "content-type": "text/plain"}, content=b"hello")
+    assert_error(response, 422, "required", "title")
+    assert await Document.count() == 0
+
+
+@pytest.mark.parametrize("as_json", [True, False], ids=["json", "raw"])
+async def test_documents_over_the_cap_are_413(api, ann, as_json):
+    library = await new_library(api, ann)
+    huge = "word " * (MAX_DOCUMENT_BYTES // 5 + 1)
+    path = f"/api/libraries/{library['id']}/documents"
+    if as_json:
+        response = await api.post(path, headers=ann, json={"title": "big", "content": huge})
+    else:
+        response = await api.post(path, headers={**ann, "content-type": "text/plain"},
+                                  params={"title": "big"}, content=huge.encode())
+    assert_error(response, 413, "payload_too_large")
+    assert await Document.count() == 0
+
+
+async def test_a_document_at_the_cap_is_taken_whole(api, ann):
+    library = await new_library(api, ann)
+    text = ("Paragraph of ordinary words for the cap. " * 20 + "\n\n") * (
+        MAX_DOCUMENT_BYTES // 842)
+    response = await api.post(f"/api/libraries/{library['id']}/documents",
+                              headers={**ann, "content-type": "text/plain"},
+                              params={"title": "big"}, content=text.encode())
+    assert response.status_code == 201, response.text
+    assert await Chunk.count() > 6000
+
+
+async def test_a_failure_while_writing_passages_leaves_no_document(api, services, ann,
+                                                                   monkeypatch):
+    library = await new_library(api, ann)
+
+    async def fail(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(services.libraries, "_insert_chunks", fail)
+    response = await add_text(api, ann, library["id"])
+    assert response.status_code == 500
+    assert await counts() == (1, 0, 0)
