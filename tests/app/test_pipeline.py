@@ -413,3 +413,22 @@ async def test_local_model_on_a_call_offers_a_message_when_a_tool_is_refused(ser
                         policy=CallToolPolicy(), source="telephone")
     assert only(events, ToolFinished).status is ToolStatus.REFUSED
     assert "take a message" in events[-1].text
+
+
+async def test_local_model_answers_from_a_real_library_with_citations(services, owner):
+    from app.services.accounts import Identity
+
+    account = await services.accounts.find(owner)
+    identity = Identity.from_row(account)
+    library = await services.libraries.create(identity, name="Clinic")
+    document = await services.libraries.add_document(
+        identity, library["id"], title="Opening hours", media_type="text/plain",
+        content="The clinic opens at 8am on weekdays.\n\nOn Saturdays it opens at 10am.")
+    agent_id = await add_agent(owner, model="local")
+    await Agent.raw("INSERT INTO agent_library (agent_id, library_id) VALUES ({}, {})",
+                    agent_id, uuid.UUID(str(library["id"])))
+    events = await turn(services, owner, agent_id, "When does the clinic open on Saturdays?")
+    citations = only(events, CitationsFound).citations
+    assert "10am" in events[-1].text and citations
+    assert str(citations[0].document_id) == str(document["id"])
+    assert citations[0].title == "Opening hours"
