@@ -44,6 +44,9 @@ _TITLE_WEIGHT = 0.5
 # least this alike (pg_trgm similarity; Wojcehowski/Wojciechowski is 0.65).
 _CORRECTIONS_PER_TERM = 3
 _CORRECTION_SIMILARITY = 0.4
+# Passages ranked per passage returned, so those overlapping a better one can be
+# dropped (see _apart) and the limit still filled.
+_OVERFETCH = 3
 
 
 def library_view(row: dict[str, Any], document_count: int = 0) -> dict[str, Any]:
@@ -323,11 +326,12 @@ class Libraries:
             weights = [1.0] * len(terms) + [row["similarity"] for row in corrections]
             rows = await connection.fetch(
                 _RANK_SQL, reachable, words, slots, weights,
-                documents.search_expression(words), _TITLE_WEIGHT, limit)
-        return [Passage(library_id=row["library_id"], document_id=row["document_id"],
-                        document_title=row["title"], chunk_id=row["id"],
-                        start=row["start_offset"], end=row["end_offset"], text=row["text"],
-                        score=float(row["score"])) for row in rows]
+                documents.search_expression(words), _TITLE_WEIGHT, limit * _OVERFETCH)
+        passages = [Passage(library_id=row["library_id"], document_id=row["document_id"],
+                            document_title=row["title"], chunk_id=row["id"],
+                            start=row["start_offset"], end=row["end_offset"], text=row["text"],
+                            score=float(row["score"])) for row in rows]
+        return _apart(passages, limit)
 
     async def _reachable(self, reach: Reach, library_ids: Sequence[UUID | str]) -> list[UUID]:
         wanted = []
@@ -343,6 +347,21 @@ class Libraries:
         if clause is not None:
             query = query.where(clause)
         return [row["id"] for row in await query]
+
+
+def _apart(passages: list[Passage], limit: int) -> list[Passage]:
+    """The best ``limit`` passages, skipping any that overlaps a better one.
+
+    Neighbouring passages share their overlap, so a sentence there matches both; the
+    reader should get the better of the two and room for something else."""
+    chosen: list[Passage] = []
+    for passage in passages:
+        if not any(p.document_id == passage.document_id and p.start < passage.end
+                   and passage.start < p.end for p in chosen):
+            chosen.append(passage)
+            if len(chosen) == limit:
+                break
+    return chosen
 
 
 def _prepare(content: bytes | str, media_type: str,
