@@ -27,6 +27,9 @@ from app.routes import (
     libraries,
     projects,
     providers,
+    telephony_admin,
+    telephony_carrier,
+    telephony_pbx,
     usage,
     v1,
 )
@@ -47,6 +50,9 @@ ROUTE_MODULES = (
     v1,
     chats,
     admin_tools,
+    telephony_admin,
+    telephony_carrier,
+    telephony_pbx,
 )
 
 

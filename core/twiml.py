@@ -6,7 +6,8 @@
 * :func:`reject` — turn the call away before answering. Unknown and disabled lines
   get the very same document (spec: telephony.md "Line": "turned away identically");
 * :func:`dial` — put the caller through to a number once the service side finished;
-* :func:`hangup` — end the call.
+* :func:`hangup` — end the call;
+* :func:`empty` — nothing to do, for the status callbacks.
 
 Every document is built with ``xml.etree`` so attribute values and text are escaped;
 a value cannot close an element or inject another verb. Pure: strings in, bytes out.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Mapping
 
-__all__ = ["CONTENT_TYPE", "connect_stream", "dial", "hangup", "reject"]
+__all__ = ["CONTENT_TYPE", "connect_stream", "dial", "empty", "hangup", "reject"]
 
 CONTENT_TYPE = "text/xml; charset=utf-8"
 
@@ -30,6 +31,11 @@ def _response(*children: ET.Element) -> bytes:
     response = ET.Element("Response")
     response.extend(children)
     return _document(response)
+
+
+def empty() -> bytes:
+    """``<Response/>``: nothing to do (the answer to a status callback)."""
+    return _response()
 
 
 def reject() -> bytes:

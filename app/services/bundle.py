@@ -26,6 +26,9 @@ from app.services.sessions import Sessions
 from app.services.settings import Settings
 from app.services.tools import HttpTools, ToolRegistry
 from app.services.usage import Usage
+from app.telephony.features import FeatureFlags
+from app.telephony.listener_state import ListenerState
+from app.telephony.service import Telephony
 
 
 @dataclass
@@ -51,6 +54,10 @@ class Services:
     http_tools: HttpTools
     pipeline: Pipeline
     chats: Chats
+    #: per-account overrides of the features.* flags
+    features: FeatureFlags
+    #: telephone lines: settings, lines, signalling, readiness, call log, tickets
+    telephony: Telephony
 
     @classmethod
     def build(cls, boot: BootConfig) -> "Services":
@@ -64,6 +71,7 @@ class Services:
         http_tool_client = HttpToolClient()
         tools = ToolRegistry(box, http_tool_client)
         pipeline = Pipeline(providers, client, usage, tools, libraries)
+        features = FeatureFlags(settings, audit)
         return cls(
             boot=boot,
             box=box,
@@ -84,6 +92,8 @@ class Services:
             http_tools=HttpTools(box, audit, tools),
             pipeline=pipeline,
             chats=Chats(pipeline),
+            features=features,
+            telephony=Telephony(settings, box, audit, features, ListenerState()),
         )
 
     async def aclose(self) -> None:

@@ -1,0 +1,192 @@
+"""The call log: reading it (``/api/admin/telephony/calls``) and moving a call's outcome.
+
+Outcomes move only through ``core.call_outcome``: :meth:`CallLog.apply` reads the
+outcome, asks the machine, and writes the target with a compare-and-set on the
+outcome it read, so two processes reporting the end of one call cannot both win and
+a final outcome is never overwritten.
+
+A page is ordered newest first; ``before`` is the opaque cursor the previous page
+returned as ``next_before`` (a call's start time and id, so it survives the deletion
+of the call it names). spec: telephony.md "Call log page" — default 50, maximum 200.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+from typing import Any
+from uuid import UUID
+
+from app import db
+from app.http.errors import NotFound, Unprocessable
+from app.services.access import parse_id
+from core.call_outcome import CallInput, CallOutcome, OutcomeEffect, OutcomeMachine
+from core.errors import LocalProtocolError
+
+DEFAULT_PAGE, MAX_PAGE = 50, 200
+OUTCOMES = tuple(outcome.value for outcome in CallOutcome)
+# Carrier statuses that say the call is over (Twilio's CallStatus values).
+FINAL_CARRIER_STATUSES = frozenset({"completed", "busy", "failed", "no-answer", "canceled"})
+
+_COLUMNS = """
+id, number_id, e164, from_number, provider, carrier_call_sid, carrier_status, owner_id,
+agent_id, chat_id, outcome, transfer_approved, recording_failed, tidied_at, started_at,
+media_started_at, ended_at
+"""
+_SET_OUTCOME = """
+UPDATE telephony_call SET outcome = $2, ended_at = coalesce(ended_at, now())
+WHERE id = $1 AND outcome = $3
+"""
+_SET_STATUS = """
+UPDATE telephony_call SET carrier_status = $2 WHERE carrier_call_sid = $1
+RETURNING id, outcome, media_started_at
+"""
+
+
+def iso(value: dt.datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def text_or_none(value: Any) -> str | None:
+    """An id or other value as text for JSON; None stays None."""
+    return str(value) if value is not None else None
+
+
+def call_view(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": str(row["id"]),
+        "number_id": text_or_none(row["number_id"]),
+        "e164": row["e164"],
+        "from": row["from_number"],
+        "provider": row["provider"],
+        "carrier_call_sid": row["carrier_call_sid"],
+        "carrier_status": row["carrier_status"],
+        "owner_id": text_or_none(row["owner_id"]),
+        "agent_id": text_or_none(row["agent_id"]),
+        "chat_id": text_or_none(row["chat_id"]),
+        "outcome": row["outcome"],
+        "transfer_approved": row["transfer_approved"],
+        "recording_failed": row["recording_failed"],
+        "tidied_away": row["tidied_at"] is not None,
+        "tidied_at": iso(row["tidied_at"]),
+        "started_at": iso(row["started_at"]),
+        "media_started_at": iso(row["media_started_at"]),
+        "ended_at": iso(row["ended_at"]),
+    }
+
+
+def encode_cursor(row: dict[str, Any]) -> str:
+    text = f"{row['started_at'].isoformat()}|{row['id']}"
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[dt.datetime, UUID]:
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        started, _, call_id = text.partition("|")
+        return dt.datetime.fromisoformat(started), UUID(call_id)
+    except ValueError:
+        raise Unprocessable("before must be the next_before of a previous page.",
+                            field="before") from None
+
+
+class CallLog:
+    async def page(self, *, number_id: str | None = None, outcome: str | None = None,
+                   before: str | None = None, limit: int = DEFAULT_PAGE) -> dict[str, Any]:
+        if not 1 <= limit <= MAX_PAGE:
+            raise Unprocessable(f"limit must be 1 to {MAX_PAGE}.", code="out_of_range",
+                                field="limit")
+        clauses, args = [], []
+        if number_id is not None:
+            args.append(parse_id(number_id, "line"))
+            clauses.append(f"number_id = ${len(args)}")
+        if outcome is not None:
+            if outcome not in OUTCOMES:
+                raise Unprocessable(f"outcome must be one of {', '.join(OUTCOMES)}.",
+                                    field="outcome")
+            args.append(outcome)
+            clauses.append(f"outcome = ${len(args)}")
+        if before is not None:
+            args.extend(decode_cursor(before))
+            clauses.append(f"(started_at, id) < (${len(args) - 1}, ${len(args)})")
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        args.append(limit + 1)
+        sql = (f"SELECT {_COLUMNS} FROM telephony_call {where} "
+               f"ORDER BY started_at DESC, id DESC LIMIT ${len(args)}")
+        async with db.connection() as connection:
+            rows = [dict(row) for row in await connection.fetch(sql, *args)]
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return {"data": [call_view(row) for row in rows],
+                "next_before": encode_cursor(rows[-1]) if more else None}
+
+    async def row(self, call_id: str | UUID) -> dict[str, Any]:
+        async with db.connection() as connection:
+            row = await connection.fetchrow(f"SELECT {_COLUMNS} FROM telephony_call WHERE id = $1",
+                                            parse_id(call_id, "call"))
+        if row is None:
+            raise NotFound("No such call.")
+        return dict(row)
+
+    async def get(self, call_id: str | UUID) -> dict[str, Any]:
+        return call_view(await self.row(call_id))
+
+    async def apply(self, call_id: UUID, given: CallInput) -> CallOutcome:
+        """Move the call's outcome by one input; returns the outcome it has afterwards."""
+        async with db.connection() as connection:
+            current = CallOutcome(await connection.fetchval(
+                "SELECT outcome FROM telephony_call WHERE id = $1", call_id))
+            machine = OutcomeMachine(current)
+            try:
+                effect = machine.process(given)
+            except LocalProtocolError:
+                return current  # a second decision on a decided call changes nothing
+            if effect is OutcomeEffect.IGNORE:
+                return current
+            done = await connection.execute(_SET_OUTCOME, call_id, machine.outcome.value,
+                                            current.value)
+        if done.endswith(" 0"):  # another process decided first; its outcome stands
+            return CallOutcome((await self.row(call_id))["outcome"])
+        return machine.outcome
+
+    async def record_carrier_status(self, call_sid: str, status: str) -> CallOutcome | None:
+        """Keep the carrier's status; a final one ends a call still in progress —
+        ``carrier_ended`` before media flowed, ``completed`` after (an echo when the
+        audio side already decided)."""
+        async with db.connection() as connection:
+            row = await connection.fetchrow(_SET_STATUS, call_sid, status[:40])
+        if row is None:
+            return None
+        if status not in FINAL_CARRIER_STATUSES:
+            return CallOutcome(row["outcome"])
+        given = (CallInput.CARRIER_ENDED_BEFORE_MEDIA if row["media_started_at"] is None
+                 else CallInput.CALLER_HUNG_UP)
+        return await self.apply(row["id"], given)
+
+    async def transfer_number(self, call_id: UUID) -> str | None:
+        """The number to put the caller through to, or None to hang up.
+
+        Only when the audio side approved a transfer (it passed the screening gate:
+        spec: telephony.md "Screening list") and the line still has a transfer number.
+        The call is then recorded ``transferred``.
+        """
+        async with db.connection() as connection:
+            number = await connection.fetchval(
+                "SELECT l.transfer_e164 FROM telephony_call c "
+                "JOIN telephony_line l ON l.id = c.number_id "
+                "WHERE c.id = $1 AND c.transfer_approved", call_id)
+        if number is None:
+            return None
+        if await self.apply(call_id, CallInput.TRANSFERRED) is not CallOutcome.TRANSFERRED:
+            return None
+        return number
+
+    async def id_for_carrier_call(self, call_sid: str) -> UUID | None:
+        async with db.connection() as connection:
+            return await connection.fetchval(
+                "SELECT id FROM telephony_call WHERE carrier_call_sid = $1", call_sid)
+
+    async def id_for_ticket(self, token: str) -> UUID | None:
+        async with db.connection() as connection:
+            return await connection.fetchval(
+                "SELECT call_id FROM telephony_ticket WHERE token = $1", token)

@@ -1,0 +1,126 @@
+"""The carrier's webhooks: signature first, then the call's instructions as TwiML.
+
+spec: telephony.md "Authentication" — a carrier webhook is verified against the stored
+credential before anything is read: the body is read only as far as the signature
+needs (the form parameters it covers, at most 16 KiB), and nothing else of it is used
+until the signature holds. A failure answers 403 and is audited
+``telephony.signature.rejected``; an address with 30 failures in the last minute is
+refused without checking (429), counted in the database so every process sees it.
+
+Then:
+
+* ``voice`` — take or refuse the call (``app.telephony.admission``); a taken call is
+  answered with ``<Connect><Stream>`` carrying its single-use ticket, a refused one
+  with ``<Reject/>``;
+* ``status`` — keep the carrier's call status; a final one before media is
+  ``carrier_ended``;
+* ``continue`` — after the audio connection ends: ``<Dial>`` the line's transfer
+  number when a transfer passed the screening gate, else ``<Hangup/>``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from app.http.errors import Forbidden, TooManyRequests
+from app.services.audit import AuditLog
+from app.services.settings import Settings
+from app.telephony import limits
+from app.telephony.admission import DATABASE_ERRORS, Admissions, caller_text
+from app.telephony.calls import CallLog
+from app.telephony.settings_resource import media_url, public_url
+from app.telephony.tickets import new_carrier_token
+from core import twiml
+from core.twilio_signature import FormError, parse_form, verify
+
+log = logging.getLogger("svc.telephony")
+
+PREFIX = "/api/telephony/carrier"
+VOICE_PATH, STATUS_PATH = f"{PREFIX}/voice", f"{PREFIX}/status"
+CONTINUE_PATH, MEDIA_PATH = f"{PREFIX}/continue", f"{PREFIX}/media"
+MAX_WEBHOOK_BODY = 16 * 1024  # spec: telephony.md "Limits" — carrier webhook body, 16 KiB
+SIGNATURE_HEADERS = (b"x-carrier-signature", b"x-twilio-signature")
+
+
+@dataclass(frozen=True, slots=True)
+class CarrierRequest:
+    """What the signature covers and who sent it, as the route read it."""
+
+    path: str
+    query: str
+    body: bytes
+    signature: str | None
+    address: str
+
+
+Params = dict[str, str]
+
+
+class CarrierSignalling:
+    def __init__(self, settings: Settings, admissions: Admissions, calls: CallLog,
+                 audit: AuditLog) -> None:
+        self.settings = settings
+        self.admissions = admissions
+        self.calls = calls
+        self.audit = audit
+
+    async def _over_failure_limit(self, address: str) -> bool:
+        try:
+            return await limits.signature_failures(address) >= limits.SIGNATURE_FAILURES_PER_MINUTE
+        except DATABASE_ERRORS:
+            return False  # the signature check below still holds on its own
+
+    async def _reject_signature(self, request: CarrierRequest) -> Forbidden:
+        try:
+            await limits.record_signature_failure(request.address)
+            await self.audit.record("telephony.signature.rejected", subject=request.path,
+                                    data={"address": request.address})
+        except DATABASE_ERRORS:
+            log.warning("signature failure could not be recorded")
+        return Forbidden("The carrier signature does not match.", code="bad_signature")
+
+    async def authenticate(self, request: CarrierRequest) -> Params:
+        """The posted parameters of a request whose signature holds; raises otherwise."""
+        if await self._over_failure_limit(request.address):
+            raise TooManyRequests("Too many failed signatures from this address.",
+                                  code="too_many_signature_failures",
+                                  headers={"Retry-After": "60"})
+        snapshot = await self.settings.snapshot()
+        url = public_url(snapshot, request.path) + (f"?{request.query}" if request.query else "")
+        credential = await self.settings.secret("telephony.auth_token_enc")
+        try:
+            pairs = parse_form(request.body)
+        except FormError:
+            raise await self._reject_signature(request) from None
+        if not verify(credential, url, pairs, request.signature):
+            raise await self._reject_signature(request)
+        params: Params = {}
+        for name, value in pairs:
+            params.setdefault(name, value)
+        return params
+
+    async def voice(self, params: Params) -> bytes:
+        """Take or refuse an incoming call: ``<Connect><Stream>`` or ``<Reject/>``."""
+        answer = await self.admissions.answer(
+            provider="carrier", dialled=params.get("To", ""),
+            caller=caller_text(params.get("From")), token=new_carrier_token(),
+            call_sid=params.get("CallSid") or None)
+        if not answer.taken:
+            return twiml.reject()
+        snapshot = await self.settings.snapshot()
+        return twiml.connect_stream(public_url(snapshot, CONTINUE_PATH),
+                                    media_url(snapshot, MEDIA_PATH), {"ticket": answer.ticket})
+
+    async def status(self, params: Params) -> bytes:
+        """Record the carrier's call status; the carrier reads nothing from the answer."""
+        call_sid, status = params.get("CallSid"), params.get("CallStatus")
+        if call_sid and status:
+            await self.calls.record_carrier_status(call_sid, status)
+        return twiml.empty()
+
+    async def proceed(self, params: Params) -> bytes:
+        """What the carrier does once the service side finished: dial or hang up."""
+        call_id = await self.calls.id_for_carrier_call(params.get("CallSid", ""))
+        number = await self.calls.transfer_number(call_id) if call_id else None
+        return twiml.dial(number) if number else twiml.hangup()

@@ -1,0 +1,133 @@
+"""The call limits, counted in PostgreSQL so they hold across server processes.
+
+* Admission (:func:`admit`): one short transaction under a transaction-scoped
+  advisory lock. It ends calls whose ticket was never redeemed in time (``no_media``,
+  so an abandoned call does not hold a place under the cap), reads the three
+  counters, records the ring, and inserts the call only when
+  ``core.refusals.refusal_by_limits`` allows it. Two processes admitting at once
+  serialise on the lock, so the cap cannot be overshot.
+* Signature failures (:func:`signature_failures`, :func:`record_signature_failure`):
+  per source address over the last minute; one statement each.
+
+spec: telephony.md "Limits" — calls at once, 5 in 5 minutes per number, 60 a minute
+per line, 30 signature failures a minute per address.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from uuid import UUID
+
+from app import db
+from core.call_outcome import CallInput, CallOutcome, transition
+from core.refusals import LimitCounts, Limits, RefusalReason, refusal_by_limits
+from core.tickets import TICKET_LIFETIME_SECONDS
+
+# A fixed name: every process takes the same lock for admission.
+ADMISSION_LOCK = "svc.telephony.admission"
+SIGNATURE_FAILURES_PER_MINUTE = 30
+
+# spec: call_outcome — "no connection presented the ticket within its deadline".
+_NO_MEDIA = transition(CallOutcome.IN_PROGRESS, CallInput.NO_MEDIA)[1].value
+
+_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"
+_EXPIRE_UNCONNECTED = """
+UPDATE telephony_call SET outcome = $1, ended_at = now()
+WHERE outcome = 'in_progress' AND media_started_at IS NULL
+  AND started_at < now() - make_interval(secs => $2)
+"""
+_SAME_CARRIER_CALL = """
+SELECT id FROM telephony_call WHERE carrier_call_sid = $1 AND outcome = 'in_progress'
+"""
+_FORGET_RINGS = "DELETE FROM telephony_ring WHERE at < now() - make_interval(secs => $1)"
+_RINGS_FROM = """
+SELECT count(*) FROM telephony_ring
+WHERE from_number = $1 AND at > now() - make_interval(secs => $2)
+"""
+_CALLS_TO = """
+SELECT count(*) FROM telephony_call
+WHERE number_id = $1 AND started_at > now() - make_interval(secs => $2)
+"""
+_IN_PROGRESS = "SELECT count(*) FROM telephony_call WHERE outcome = 'in_progress'"
+_RING = "INSERT INTO telephony_ring (from_number) VALUES ($1)"
+_INSERT_CALL = """
+INSERT INTO telephony_call (number_id, e164, from_number, provider, carrier_call_sid,
+                            owner_id, agent_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+RETURNING id
+"""
+_FAILURES = """
+SELECT count(*) FROM telephony_signature_failure
+WHERE address = $1 AND at > now() - interval '1 minute'
+"""
+_RECORD_FAILURE = """
+WITH forgotten AS (
+    DELETE FROM telephony_signature_failure WHERE at < now() - interval '10 minutes'
+)
+INSERT INTO telephony_signature_failure (address) VALUES ($1)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class NewCall:
+    """A call every rule but the limits allowed, ready to be recorded."""
+
+    number_id: UUID
+    e164: str
+    from_number: str
+    provider: str
+    owner_id: UUID
+    agent_id: UUID
+    carrier_call_sid: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """The call id when admitted, else the limit that refused it."""
+
+    call_id: UUID | None
+    refusal: RefusalReason | None
+
+
+async def _counts(connection, call: NewCall, limits: Limits) -> LimitCounts:
+    return LimitCounts(
+        rings_from_caller=await connection.fetchval(
+            _RINGS_FROM, call.from_number, float(limits.from_window_seconds)),
+        calls_to_line=await connection.fetchval(
+            _CALLS_TO, call.number_id, float(limits.to_window_seconds)),
+        calls_in_progress=await connection.fetchval(_IN_PROGRESS),
+    )
+
+
+async def admit(call: NewCall, limits: Limits) -> Admission:
+    """Count this ring and record the call if no limit refuses it (atomic)."""
+    async with db.connection() as connection, connection.transaction():
+        await connection.execute(_LOCK, ADMISSION_LOCK)
+        if call.carrier_call_sid is not None:
+            # A carrier retrying the same webhook gets the call it already has.
+            same = await connection.fetchval(_SAME_CARRIER_CALL, call.carrier_call_sid)
+            if same is not None:
+                return Admission(same, None)
+        await connection.execute(_EXPIRE_UNCONNECTED, _NO_MEDIA, TICKET_LIFETIME_SECONDS)
+        await connection.execute(_FORGET_RINGS, float(limits.from_window_seconds))
+        counts = await _counts(connection, call, limits)
+        # The ring counts whether or not the call is taken: "that number rang".
+        await connection.execute(_RING, call.from_number)
+        refusal = refusal_by_limits(counts, limits)
+        if refusal is not None:
+            return Admission(None, refusal)
+        call_id = await connection.fetchval(
+            _INSERT_CALL, call.number_id, call.e164, call.from_number, call.provider,
+            call.carrier_call_sid, call.owner_id, call.agent_id)
+        return Admission(call_id, None)
+
+
+async def signature_failures(address: str) -> int:
+    """Failed carrier signatures from ``address`` in the last minute."""
+    async with db.connection() as connection:
+        return await connection.fetchval(_FAILURES, address)
+
+
+async def record_signature_failure(address: str) -> None:
+    async with db.connection() as connection:
+        await connection.execute(_RECORD_FAILURE, address)

@@ -1,0 +1,228 @@
+"""Lines (``/api/admin/telephony/numbers``): registered numbers, each bound to an agent
+and an account.
+
+spec: telephony.md "Line (registered number)" gives every field and rule, and "Line"
+under "States and transitions" the life of a line: a new line is switched off;
+enabling needs a valid binding; DELETE releases it for good while its calls stay in
+the log (calls keep copies of ``number_id`` and ``e164``).
+
+A PATCH keeps absent fields; an explicit null clears ``notice`` (the standard wording
+applies again), ``deliver_group_chat_id`` (announcing stops), ``transfer_e164``
+(transferring stops), and the free-text ``label`` and ``greeting``. Every rule is
+checked on the line as it would be after the change, before anything is written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from app import db
+from app.http.errors import Conflict, NotFound, Unprocessable
+from app.services.access import parse_id
+from app.services.accounts import Identity
+from app.services.audit import AuditLog
+from app.tables import Account, Agent, Chat, TelephonyLine
+from app.telephony.calls import iso, text_or_none
+from core.phone_numbers import InvalidPhoneNumber, normalise_e164
+
+# spec: telephony.md "Opening of every call" — what the standard notice tells a caller.
+STANDARD_NOTICE = ("You are speaking with an automated assistant. What you say is written "
+                   "down, and staff may read it. You can ask for a person at any time. "
+                   "How can I help?")
+MAX_NOTICE = 600  # spec: "Limits" — Notice, 600 characters
+MAX_DAYS = 3650  # spec: "Limits" — any retention period
+MAX_LABEL, MAX_GREETING = 200, 1000
+PERIODS = ("transcript_days", "log_days", "recording_days")
+CLEARABLE = ("label", "greeting", "notice", "deliver_group_chat_id", "transfer_e164")
+ADMIN_OWNER_WARNING = ("This line is registered to an administrator's account. A caller "
+                       "reaches what the account reaches, and an administrator reads every "
+                       "Library: register lines to an ordinary account.")
+
+_SELECT = """
+SELECT l.*, coalesce(cardinality(a.tools), 0) AS agent_tool_count, o.role AS owner_role
+FROM telephony_line l
+LEFT JOIN agent a ON a.id = l.agent_id
+LEFT JOIN account o ON o.id = l.owner_user_id
+"""
+
+
+def line_view(row: dict[str, Any]) -> dict[str, Any]:
+    view = {
+        "id": str(row["id"]),
+        "e164": row["e164"],
+        "agent_id": text_or_none(row["agent_id"]),
+        "owner_user_id": text_or_none(row["owner_user_id"]),
+        "provider": row["provider"],
+        "label": row["label"],
+        "greeting": row["greeting"],
+        "notice": row["notice"],
+        "notice_in_force": row["notice"] or STANDARD_NOTICE,
+        "transcript_days": row["transcript_days"],
+        "log_days": row["log_days"],
+        "record_calls": row["record_calls"],
+        "recording_days": row["recording_days"],
+        "enabled": row["enabled"],
+        "deliver_group_chat_id": text_or_none(row["deliver_group_chat_id"]),
+        "transfer_e164": row["transfer_e164"],
+        "agent_tool_count": row["agent_tool_count"],
+        "created_at": iso(row["created_at"]),
+        "updated_at": iso(row["updated_at"]),
+    }
+    if row["owner_role"] in ("admin", "superadmin"):
+        view["warning"] = ADMIN_OWNER_WARNING
+    return view
+
+
+def _number(field: str, value: str) -> str:
+    try:
+        return normalise_e164(value)
+    except InvalidPhoneNumber as exc:
+        raise Unprocessable(str(exc), code="invalid_number", field=field) from None
+
+
+def _uuid(field: str, value: str) -> UUID:
+    try:
+        return UUID(value)
+    except ValueError:
+        raise Unprocessable(f"{field} is not an id.", field=field) from None
+
+
+class Lines:
+    def __init__(self, audit: AuditLog) -> None:
+        self.audit = audit
+
+    async def _rows(self, where: str = "", *args: Any) -> list[dict[str, Any]]:
+        async with db.connection() as connection:
+            rows = await connection.fetch(f"{_SELECT} {where} ORDER BY l.e164", *args)
+        return [dict(row) for row in rows]
+
+    async def list(self) -> list[dict[str, Any]]:
+        return [line_view(row) for row in await self._rows()]
+
+    async def row(self, line_id: str | UUID) -> dict[str, Any]:
+        rows = await self._rows("WHERE l.id = $1", parse_id(line_id, "line"))
+        if not rows:
+            raise NotFound("No such line.")
+        return rows[0]
+
+    async def get(self, line_id: str | UUID) -> dict[str, Any]:
+        return line_view(await self.row(line_id))
+
+    # -- checks on the line as it would be after the change
+
+    async def _check_agent(self, agent_id: UUID) -> None:
+        row = await Agent.select(Agent.archived_at).where(Agent.id == agent_id).first()
+        if row is None:
+            raise Unprocessable("No such agent.", code="agent_unavailable", field="agent_id")
+        if row["archived_at"] is not None:
+            raise Unprocessable("That agent is archived; a line needs an agent that can be "
+                                "called.", code="agent_unavailable", field="agent_id")
+
+    async def _check_owner(self, owner_id: UUID) -> None:
+        row = await Account.select(Account.deactivated_at).where(Account.id == owner_id).first()
+        if row is None or row["deactivated_at"] is not None:
+            raise Unprocessable("No such active account.", code="owner_unavailable",
+                                field="owner_user_id")
+
+    async def _check_chat(self, chat_id: UUID, owner_id: UUID | None) -> None:
+        row = await Chat.select(Chat.owner_id).where(Chat.id == chat_id).first()
+        if row is None or owner_id is None or row["owner_id"] != owner_id:
+            raise Unprocessable("deliver_group_chat_id must be a chat of the line's own "
+                                "account.", field="deliver_group_chat_id")
+
+    def _check_plain(self, line: dict[str, Any]) -> None:
+        if line["provider"] not in ("carrier", "pbx"):
+            raise Unprocessable("provider must be carrier or pbx.", field="provider")
+        for field, limit in (("label", MAX_LABEL), ("greeting", MAX_GREETING),
+                             ("notice", MAX_NOTICE)):
+            if line[field] is not None and len(line[field]) > limit:
+                raise Unprocessable(f"{field} has at most {limit} characters.", field=field)
+        for field in PERIODS:
+            if not 0 <= line[field] <= MAX_DAYS:
+                raise Unprocessable(f"{field} must be 0 to {MAX_DAYS} days.",
+                                    code="out_of_range", field=field)
+        if line["record_calls"] and line["recording_days"] <= 0:
+            raise Unprocessable("A line that records calls needs recording_days above 0.",
+                                field="recording_days")
+
+    async def _checked(self, line: dict[str, Any], given: set[str]) -> dict[str, Any]:
+        """Normalise given fields and check the whole line; returns column values."""
+        for field in set(given) - set(CLEARABLE):
+            if line[field] is None:
+                raise Unprocessable(f"{field} cannot be null.", field=field)
+        for field in ("e164", "transfer_e164"):
+            if field in given and line[field] is not None:
+                line[field] = _number(field, line[field])
+        for field in ("agent_id", "owner_user_id", "deliver_group_chat_id"):
+            if field in given and isinstance(line[field], str):
+                line[field] = _uuid(field, line[field])
+        self._check_plain(line)
+        # spec: "disabled -> enabled: valid binding" — checked again when enabling.
+        enabling = "enabled" in given and line["enabled"]
+        if "agent_id" in given or enabling:
+            await self._check_agent(line["agent_id"])
+        if "owner_user_id" in given or enabling:
+            await self._check_owner(line["owner_user_id"])
+        if line["deliver_group_chat_id"] is not None and (
+                "deliver_group_chat_id" in given or "owner_user_id" in given):
+            await self._check_chat(line["deliver_group_chat_id"], line["owner_user_id"])
+        return line
+
+    async def _refuse_taken(self, e164: str, line_id: UUID | None) -> None:
+        row = await TelephonyLine.select(TelephonyLine.id).where(
+            TelephonyLine.e164 == e164).first()
+        if row is not None and row["id"] != line_id:
+            raise Conflict(f"{e164} is already registered.", code="number_taken", field="e164")
+
+    # -- use cases
+
+    async def create(self, identity: Identity, fields: dict[str, Any]) -> dict[str, Any]:
+        if fields.get("enabled"):
+            raise Unprocessable("A new line starts switched off; enable it once registered.",
+                                code="new_line_enabled", field="enabled")
+        defaults = {"provider": "carrier", "transcript_days": 0, "log_days": 0,
+                    "record_calls": False, "recording_days": 0, "enabled": False,
+                    **{field: None for field in CLEARABLE}}
+        line = await self._checked({**defaults, **fields},
+                                   set(fields) | {"e164", "agent_id", "owner_user_id"})
+        await self._refuse_taken(line["e164"], None)
+        row = TelephonyLine(**line)
+        try:
+            await row.save()
+        except asyncpg.UniqueViolationError:
+            raise Conflict(f"{line['e164']} is already registered.", code="number_taken",
+                           field="e164") from None
+        await self.audit.record("telephony.line.created", actor=identity.account_id,
+                                subject=str(row.id), data={"e164": line["e164"]})
+        return await self.get(row.id)
+
+    async def update(self, identity: Identity, line_id: str,
+                     fields: dict[str, Any]) -> dict[str, Any]:
+        current = await self.row(line_id)
+        line = {column: current[column] for column in (
+            "e164", "agent_id", "owner_user_id", "provider", *CLEARABLE, *PERIODS,
+            "record_calls", "enabled")}
+        line = await self._checked({**line, **fields}, set(fields))
+        if "e164" in fields:
+            await self._refuse_taken(line["e164"], current["id"])
+        values = {getattr(TelephonyLine, field): line[field] for field in fields}
+        values[TelephonyLine.updated_at] = dt.datetime.now(dt.UTC)
+        try:
+            await TelephonyLine.update(values).where(TelephonyLine.id == current["id"])
+        except asyncpg.UniqueViolationError:
+            raise Conflict(f"{line['e164']} is already registered.", code="number_taken",
+                           field="e164") from None
+        await self.audit.record("telephony.line.changed", actor=identity.account_id,
+                                subject=str(current["id"]), data={"fields": sorted(fields)})
+        return await self.get(current["id"])
+
+    async def delete(self, identity: Identity, line_id: str) -> None:
+        """Release the line for good; its calls stay in the log under their copies."""
+        current = await self.row(line_id)
+        await TelephonyLine.delete().where(TelephonyLine.id == current["id"])
+        await self.audit.record("telephony.line.released", actor=identity.account_id,
+                                subject=str(current["id"]), data={"e164": current["e164"]})

@@ -1,0 +1,224 @@
+"""The readiness check: eleven questions, in the spec's order, each answered pass or
+fail with a sentence a person can act on.
+
+spec: telephony.md "Readiness check" — ``GET /api/admin/telephony/preflight``
+(break-glass) and ``GET /api/admin/telephony/check`` (telephony.manage) run the same
+checks on request only; ``svc telephony check`` prints them in a terminal.
+
+A check that concerns one transport only (the carrier's credential and public
+address; the pbx listen address and secret) passes with "not needed" when no enabled
+line and not the named provider uses that transport. ``synthesiser`` is a real
+request: a short phrase is sent to the configured engine (``app.telephony.speech``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+from urllib.parse import urlsplit
+
+import anyio
+
+from app import db
+from app.crypto import SecretBox
+from app.services.settings import Settings, Snapshot
+from app.telephony.carrier import MEDIA_PATH, VOICE_PATH
+from app.telephony.settings_resource import effective_public_base, media_url, public_url
+from app.telephony.speech import probe_synthesiser
+from core.refusals import SUPPORTED_SAMPLE_RATES
+
+CHECK_IDS = ("feature", "provider", "carrier_credential", "public_address", "listen_address",
+             "shared_secret", "message_key", "recognition_rate", "synthesiser", "lines",
+             "line_bindings")
+
+Listening = Callable[[str | None], Awaitable[bool]]
+
+_ENABLED_LINES = """
+SELECT l.e164, l.provider,
+       a.id IS NOT NULL AND a.archived_at IS NULL AS agent_callable,
+       o.id IS NOT NULL AND o.deactivated_at IS NULL AS owner_active
+FROM telephony_line l
+LEFT JOIN agent a ON a.id = l.agent_id
+LEFT JOIN account o ON o.id = l.owner_user_id
+WHERE l.enabled
+ORDER BY l.e164
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    id: str
+    ok: bool
+    message: str
+
+    def view(self) -> dict[str, str]:
+        return {"id": self.id, "status": "pass" if self.ok else "fail", "message": self.message}
+
+
+def report(results: list[CheckResult]) -> dict[str, object]:
+    return {"ready": all(r.ok for r in results), "checks": [r.view() for r in results]}
+
+
+async def tcp_listening(address: str | None) -> bool:
+    """Whether something accepts connections at ``host:port`` (for the terminal, which
+    runs in another process than the listener)."""
+    if not address:
+        return False
+    host, _, port = address.rpartition(":")
+    try:
+        with anyio.fail_after(2):
+            stream = await anyio.connect_tcp(host.strip("[]"), int(port))
+    except (OSError, TimeoutError, ValueError):
+        return False
+    await stream.aclose()
+    return True
+
+
+def _reachable_host(base: str) -> str | None:
+    """Why the carrier cannot reach ``base``, or None when it looks reachable."""
+    parts = urlsplit(base)
+    if parts.scheme != "https" or not parts.hostname:
+        return (f"The public address is {base or 'not set'}; the carrier needs an https "
+                "address. Set public_base_url in PUT /api/admin/telephony.")
+    host = parts.hostname
+    try:
+        private = not ipaddress.ip_address(host).is_global
+    except ValueError:
+        private = host == "localhost" or host.endswith((".localhost", ".local", ".internal"))
+    if private:
+        return (f"The public address {base} names {host}, which the carrier cannot reach "
+                "from the internet. Use the address the internet knows this deployment by.")
+    return None
+
+
+class Readiness:
+    def __init__(self, settings: Settings, box: SecretBox, listening: Listening) -> None:
+        self.settings = settings
+        self.box = box
+        self.listening = listening
+
+    async def run(self) -> list[CheckResult]:
+        snapshot = await self.settings.snapshot()
+        async with db.connection() as connection:
+            lines = [dict(row) for row in await connection.fetch(_ENABLED_LINES)]
+        in_use = {line["provider"] for line in lines} | {snapshot["telephony.provider"]}
+        results = [
+            self._feature(snapshot),
+            self._provider(snapshot),
+            await self._carrier_credential(snapshot, "carrier" in in_use),
+            self._public_address(snapshot, "carrier" in in_use),
+            await self._listen_address(snapshot, "pbx" in in_use),
+            await self._shared_secret(snapshot, "pbx" in in_use),
+            self._message_key(),
+            self._recognition_rate(snapshot),
+            await self._synthesiser(snapshot),
+            self._lines(lines),
+            self._line_bindings(lines),
+        ]
+        assert tuple(r.id for r in results) == CHECK_IDS
+        return results
+
+    def _feature(self, snapshot: Snapshot) -> CheckResult:
+        if not snapshot["features.telephony"]:
+            return CheckResult("feature", False, "features.telephony is off, so the telephone "
+                               "paths answer 404. Switch it on in the admin configuration.")
+        off = [k for k in ("features.voice", "features.voice_live") if not snapshot[k]]
+        if off:
+            return CheckResult("feature", False, f"{' and '.join(off)} off: every call is "
+                               "refused (voice_not_enabled). Switch them on in the admin "
+                               "configuration.")
+        return CheckResult("feature", True, "Telephone, voice and live voice are switched on.")
+
+    def _provider(self, snapshot: Snapshot) -> CheckResult:
+        provider = snapshot["telephony.provider"]
+        if provider is None:
+            return CheckResult("provider", False, "No provider is named, so no call can be "
+                               "taken. Set provider to carrier or pbx in PUT "
+                               "/api/admin/telephony.")
+        return CheckResult("provider", True, f"The provider is {provider}.")
+
+    async def _carrier_credential(self, snapshot: Snapshot, needed: bool) -> CheckResult:
+        if not needed:
+            return CheckResult("carrier_credential", True, "Not needed: nothing uses the carrier.")
+        if await self.settings.secret("telephony.auth_token_enc") is not None:
+            return CheckResult("carrier_credential", True, "The carrier credential is stored.")
+        if snapshot["telephony.auth_token_enc"]:
+            return CheckResult("carrier_credential", False, "A carrier credential is stored but "
+                               "cannot be read with the current message_encryption_key; store "
+                               "it again (carrier_credential in PUT /api/admin/telephony).")
+        return CheckResult("carrier_credential", False, "No carrier credential is stored, so "
+                           "every carrier call is refused as unsigned. Store the carrier "
+                           "account's auth token as carrier_credential.")
+
+    def _public_address(self, snapshot: Snapshot, needed: bool) -> CheckResult:
+        if not needed:
+            return CheckResult("public_address", True, "Not needed: nothing uses the carrier.")
+        problem = _reachable_host(effective_public_base(snapshot))
+        if problem:
+            return CheckResult("public_address", False, problem)
+        return CheckResult("public_address", True, "The carrier console must hold "
+                           f"{public_url(snapshot, VOICE_PATH)} exactly; audio goes to "
+                           f"{media_url(snapshot, MEDIA_PATH)}.")
+
+    async def _listen_address(self, snapshot: Snapshot, needed: bool) -> CheckResult:
+        address = snapshot["telephony.pbx_listen"]
+        if not needed:
+            return CheckResult("listen_address", True, "Not needed: nothing uses the pbx.")
+        if not address:
+            return CheckResult("listen_address", False, "No listen address is set, so the "
+                               "telephone system has nowhere to send audio. Set pbx_listen "
+                               "and restart the deployment.")
+        if await self.listening(address):
+            return CheckResult("listen_address", True, f"Listening on {address}.")
+        return CheckResult("listen_address", False, f"pbx_listen is {address} but nothing "
+                           "listens there. The address is bound only at start: restart the "
+                           "deployment.")
+
+    async def _shared_secret(self, snapshot: Snapshot, needed: bool) -> CheckResult:
+        if not needed:
+            return CheckResult("shared_secret", True, "Not needed: nothing uses the pbx.")
+        if await self.settings.secret("telephony.pbx_key_enc") is not None:
+            return CheckResult("shared_secret", True, "The shared secret is stored; the "
+                               "telephone system sends it in x-service-telephony-key.")
+        return CheckResult("shared_secret", False, "No readable shared secret is stored, so "
+                           "every request of the telephone system is refused. Store one as "
+                           "shared_secret and put the same value in the dialplan.")
+
+    def _message_key(self) -> CheckResult:
+        if self.box.can_seal:
+            return CheckResult("message_key", True, "message_encryption_key is set; "
+                               "credentials can be stored.")
+        return CheckResult("message_key", False, "message_encryption_key is not set, so no "
+                           "credential can be stored. Set SVC__MESSAGE_ENCRYPTION_KEY to 32 "
+                           "random bytes (hex or base64) and restart.")
+
+    def _recognition_rate(self, snapshot: Snapshot) -> CheckResult:
+        rate = snapshot["voice_live.stt_sample_rate"]
+        if rate in SUPPORTED_SAMPLE_RATES:
+            return CheckResult("recognition_rate", True, f"Recognition runs at {rate} Hz.")
+        return CheckResult("recognition_rate", False, f"Recognition runs at {rate} Hz; only "
+                           "8000 and 16000 convert. Set voice_live.stt_sample_rate to one "
+                           "of them.")
+
+    async def _synthesiser(self, snapshot: Snapshot) -> CheckResult:
+        key = await self.settings.secret("voice_live.tts_api_key_enc")
+        ok, message = await probe_synthesiser(snapshot, key)
+        return CheckResult("synthesiser", ok, message)
+
+    def _lines(self, lines: list[dict]) -> CheckResult:
+        if not lines:
+            return CheckResult("lines", False, "No line is registered and enabled, so nothing "
+                               "answers. Register a number and enable it.")
+        return CheckResult("lines", True, f"{len(lines)} line(s) enabled.")
+
+    def _line_bindings(self, lines: list[dict]) -> CheckResult:
+        broken = [line["e164"] for line in lines
+                  if not (line["agent_callable"] and line["owner_active"])]
+        if broken:
+            return CheckResult("line_bindings", False, f"{', '.join(broken)}: the agent is "
+                               "archived or gone, or the account is gone or deactivated, so "
+                               "the line refuses calls. Bind it to a callable agent and an "
+                               "active account.")
+        return CheckResult("line_bindings", True, "Every enabled line has a callable agent "
+                           "and an active account.")
