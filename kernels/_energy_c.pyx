@@ -67,6 +67,7 @@ cdef double frame_rms(Py_buffer *frame) noexcept:
 
 
 def rms(frame):
+    """Root mean square of 16-bit PCM (bytes-like), 0.0 to 1.0 of full scale; 0.0 if empty."""
     cdef Py_buffer source
     acquire_pcm16(frame, &source)
     cdef double level = frame_rms(&source)
@@ -81,6 +82,8 @@ cdef Py_ssize_t duration_samples(long long milliseconds, int sample_rate, str na
 
 
 cdef class Detector:
+    """Per-frame speech and barge-in detection from frame energy (see ``_energy_py.Detector``)."""
+
     cdef readonly int sample_rate
     cdef readonly double speech_threshold
     cdef readonly double barge_threshold
@@ -111,12 +114,14 @@ cdef class Detector:
         self.reset()
 
     def reset(self):
+        """Back to silence, as at the start of a call."""
         self.speaking = False
         self.level = 0.0
         self.loud_run = self.quiet_run = self.barge_run = 0
         self.barge_reported = False
 
     def update(self, frame):
+        """Take one frame (bytes-like 16-bit PCM); return the VoiceEvent bits it causes."""
         cdef Py_buffer source
         acquire_pcm16(frame, &source)
         cdef Py_ssize_t count = source.len >> 1

@@ -156,6 +156,12 @@ cdef bytes packed_phases(int from_rate, int to_rate, object taps):
 
 
 cdef class Resampler:
+    """Converts a stream of 16-bit PCM frames (see ``_resample_py.Resampler``).
+
+    One per stream: it keeps the stream's history, and a call on a long buffer
+    releases the GIL, so one instance must not be fed from two threads at once.
+    """
+
     cdef readonly int from_rate
     cdef readonly int to_rate
     cdef readonly double delay
@@ -181,10 +187,12 @@ cdef class Resampler:
         PyMem_Free(self.window)
 
     def reset(self):
+        """Forget all past input, as if the stream began again with silence."""
         memset(self.window, 0, (self.taps - 1) * sizeof(int16_t))
         self.position = 0
 
     def output_length(self, Py_ssize_t samples):
+        """How many samples :meth:`process` returns for ``samples`` more input samples."""
         return self.pending(samples)
 
     cdef inline Py_ssize_t pending(self, Py_ssize_t samples) noexcept:
@@ -217,6 +225,7 @@ cdef class Resampler:
         return produced
 
     def process(self, frame):
+        """Resample one frame (bytes-like 16-bit PCM); return the output it completes."""
         cdef Py_buffer source
         acquire_pcm16(frame, &source)
         try:
@@ -228,6 +237,7 @@ cdef class Resampler:
         return out
 
     def process_into(self, frame, out):
+        """Like :meth:`process`, writing into the writable buffer ``out``; return bytes written."""
         cdef Py_buffer source, target
         cdef Py_ssize_t written
         acquire_pcm16(frame, &source)
@@ -245,4 +255,5 @@ cdef class Resampler:
 
 
 def resample(data, int from_rate, int to_rate):
+    """Resample a whole buffer at once: what a fresh :class:`Resampler` makes of it."""
     return Resampler(from_rate, to_rate).process(data)

@@ -149,6 +149,7 @@ cdef inline void decode(Py_buffer *source, int16_t *pcm) noexcept:
 
 
 def lin2ulaw(pcm):
+    """Encode 16-bit PCM (any bytes-like object) to μ-law, one byte per sample."""
     cdef Py_buffer source
     acquire_pcm16(pcm, &source)
     try:
@@ -160,6 +161,7 @@ def lin2ulaw(pcm):
 
 
 def ulaw2lin(codes):
+    """Decode μ-law bytes (any bytes-like object) to 16-bit PCM."""
     cdef Py_buffer source
     acquire_bytes(codes, &source)
     try:
@@ -171,6 +173,7 @@ def ulaw2lin(codes):
 
 
 def lin2ulaw_into(pcm, out):
+    """Encode ``pcm`` into the start of the writable buffer ``out``; return the bytes written."""
     cdef Py_buffer source, target
     acquire_pcm16(pcm, &source)
     try:
@@ -183,6 +186,7 @@ def lin2ulaw_into(pcm, out):
 
 
 def ulaw2lin_into(codes, out):
+    """Decode ``codes`` into the start of the writable buffer ``out``; return the bytes written."""
     cdef Py_buffer source, target
     acquire_bytes(codes, &source)
     try:
