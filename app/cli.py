@@ -175,6 +175,36 @@ def cmd_admin_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_telephony_check(args: argparse.Namespace) -> int:
+    """The readiness checks of /api/admin/telephony/preflight, printed one a line;
+    exit 0 when every check passes, 1 otherwise. The listen address is probed over
+    TCP, since the listener belongs to the serving process."""
+    from app import db
+    from app.services.bundle import Services
+    from app.telephony.readiness import Readiness, tcp_listening
+
+    boot = _load_config(args)
+    configure_logging("warning")
+    try:
+        services = Services.build(boot)
+    except ValueError as exc:  # an unusable message_encryption_key
+        raise Exit(EX_CONFIG, f"configuration: {exc}") from None
+
+    async def run(dsn: str) -> list:
+        db.use_database(dsn)
+        await db.open_pool(2)
+        try:
+            return await Readiness(services.settings, services.box, tcp_listening).run()
+        finally:
+            await db.close_pool()
+
+    with database_for(boot) as dsn:
+        results = asyncio.run(run(dsn))
+    for result in results:
+        print(f"{'pass' if result.ok else 'FAIL'}  {result.id:<18}  {result.message}")
+    return 0 if all(result.ok for result in results) else 1
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="svc", description="Self-hosted assistant service.")
     top.add_argument("--config", help="TOML configuration file (default: $SVC_CONFIG or ./svc.toml)")
@@ -196,6 +226,11 @@ def parser() -> argparse.ArgumentParser:
                         help="read the password from the first line of standard input")
     create.add_argument("--role", default="user", choices=("user", "admin", "superadmin"))
     create.set_defaults(run=cmd_admin_create)
+
+    telephony = commands.add_parser("telephony", help="telephone lines").add_subparsers(
+        dest="telephony_command", required=True)
+    check = telephony.add_parser("check", help="run the telephony readiness checks")
+    check.set_defaults(run=cmd_telephony_check)
     return top
 
 
