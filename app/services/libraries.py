@@ -25,7 +25,7 @@ from app.http.errors import NotFound, PayloadTooLarge, Unprocessable, Unsupporte
 from app.services.access import parse_id, reach_of, require, visible
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
-from app.tables import Chunk, Document, Library, Project
+from app.tables import Document, Library, Project
 from core import documents
 from core.access import Reach
 from core.passages import Passage

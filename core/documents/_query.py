@@ -18,7 +18,8 @@ import re
 
 from rapidfuzz.distance import OSA
 
-__all__ = ["STOP_WORDS", "MAX_TERMS", "SNIPPET_CHARS", "query_terms", "search_expression", "snippet"]
+__all__ = ["STOP_WORDS", "MAX_TERMS", "SNIPPET_CHARS", "query_terms", "search_expression",
+           "snippet"]
 
 #: PostgreSQL's ``english`` stop words (``tsearch_data/english.stop``, from Snowball).
 STOP_WORDS = frozenset("""
