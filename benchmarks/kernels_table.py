@@ -33,24 +33,25 @@ sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 
 import _cases  # noqa: E402  (after the path set-up above)
 
-REPEATS = 7
-FRAME_SECONDS_PER_REPEAT = 0.05
+REPEATS = 15
+FRAME_SECONDS_PER_REPEAT = 0.02
 BULK_REPEATS = 3
 P99_CALLS = 20000
 CALLGRIND_CALLS = 2000
 
 
 def best_seconds_per_call(contenders: dict, bulk: bool) -> dict[str, float]:
-    """Best mean over REPEATS, contenders interleaved so drifts hit them alike."""
+    """Best mean over REPEATS, contenders interleaved (in turn first) so drifts hit them alike."""
     loops = {}
     for name, call in contenders.items():
         call()  # warm up (and size the loop)
         timer = timeit.Timer(call)
         loops[name] = 1 if bulk else max(10, int(FRAME_SECONDS_PER_REPEAT / max(timer.timeit(20) / 20, 1e-9)))
     best = dict.fromkeys(contenders, float("inf"))
-    for _ in range(BULK_REPEATS if bulk else REPEATS):
-        for name, call in contenders.items():
-            seconds = timeit.Timer(call).timeit(loops[name]) / loops[name]
+    names = list(contenders)
+    for round_ in range(BULK_REPEATS if bulk else REPEATS):
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+            seconds = timeit.Timer(contenders[name]).timeit(loops[name]) / loops[name]
             best[name] = min(best[name], seconds)
     return best
 

@@ -20,7 +20,12 @@ cdef extern from *:
     """
     #include <stdint.h>
 
-    typedef int64_t (*resample_dot)(const int16_t *, const int16_t *, Py_ssize_t);
+    static inline int16_t
+    resample_round(int64_t total)  /* Q15 back to int16: half up, saturated */
+    {
+        total = (total + (1 << 14)) >> 15;
+        return (int16_t)(total > 32767 ? 32767 : total < -32768 ? -32768 : total);
+    }
 
     /* Produces every output whose last input sample is in the window; returns how
        many. window holds taps - 1 samples of history, then `available` new ones.
@@ -30,10 +35,7 @@ cdef extern from *:
         Py_ssize_t whole = down / up, fraction = down % up;                           \\
         Py_ssize_t start = position / up, phase = position % up;                      \\
         while (start * up + phase < end) {                                            \\
-            int64_t total = dot(window + start, phases + phase * taps, taps);          \\
-            total = (total + (1 << 14)) >> 15;  /* Q15 back to int16, half up */      \\
-            out[produced++] = (int16_t)(total > 32767 ? 32767                          \\
-                                        : total < -32768 ? -32768 : total);           \\
+            out[produced++] = resample_round(dot(window + start, phases + phase * taps, taps)); \\
             start += whole;                                                            \\
             phase += fraction;                                                         \\
             if (phase >= up) { phase -= up; start++; }                                 \\
@@ -107,11 +109,59 @@ cdef extern from *:
         return _mm_cvtsi128_si64(half) + _mm_extract_epi64(half, 1);
     }
 
+    __attribute__((target("avx2"))) static inline __m256i
+    resample_widen_avx2(__m256i lanes)  /* eight int32 lanes to four int64 sums */
+    {
+        return _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(lanes)),
+                                _mm256_cvtepi32_epi64(_mm256_extracti128_si256(lanes, 1)));
+    }
+
+    /* Doubling the rate (8 to 16 kHz, the speech-recognition path): each input
+       sample completes one output per branch, and both branches read the same
+       window, so one pass loads it once and the two sums are reduced together. */
+    __attribute__((target("avx2"))) static Py_ssize_t
+    resample_double_avx2(const int16_t *phases, Py_ssize_t taps,
+                         const int16_t *window, Py_ssize_t available, int16_t *out)
+    {
+        const int16_t *even = phases, *odd = phases + taps;
+        for (Py_ssize_t n = 0; n < available; n++) {
+            const int16_t *x = window + n;
+            __m256i first = _mm256_setzero_si256(), second = _mm256_setzero_si256();
+            Py_ssize_t i = 0;
+            for (; i + 16 <= taps; i += 16) {
+                __m256i samples = _mm256_loadu_si256((const __m256i *)(x + i));
+                first = _mm256_add_epi32(first, _mm256_madd_epi16(
+                    samples, _mm256_loadu_si256((const __m256i *)(even + i))));
+                second = _mm256_add_epi32(second, _mm256_madd_epi16(
+                    samples, _mm256_loadu_si256((const __m256i *)(odd + i))));
+            }
+            __m256i first64 = resample_widen_avx2(first), second64 = resample_widen_avx2(second);
+            if (i < taps) {  /* a last step of eight */
+                __m128i samples = _mm_loadu_si128((const __m128i *)(x + i));
+                first64 = _mm256_add_epi64(first64, _mm256_cvtepi32_epi64(
+                    _mm_madd_epi16(samples, _mm_loadu_si128((const __m128i *)(even + i)))));
+                second64 = _mm256_add_epi64(second64, _mm256_cvtepi32_epi64(
+                    _mm_madd_epi16(samples, _mm_loadu_si128((const __m128i *)(odd + i)))));
+            }
+            /* [f0+f1, s0+s1, f2+f3, s2+s3], then the halves added: [first, second] */
+            __m256i pairs = _mm256_add_epi64(_mm256_unpacklo_epi64(first64, second64),
+                                             _mm256_unpackhi_epi64(first64, second64));
+            __m128i sums = _mm_add_epi64(_mm256_castsi256_si128(pairs),
+                                         _mm256_extracti128_si256(pairs, 1));
+            out[2 * n] = resample_round(_mm_cvtsi128_si64(sums));
+            out[2 * n + 1] = resample_round(_mm_extract_epi64(sums, 1));
+        }
+        return 2 * available;
+    }
+
     __attribute__((target("avx2"))) static Py_ssize_t
     resample_run_avx2(const int16_t *phases, Py_ssize_t taps, Py_ssize_t up, Py_ssize_t down,
                       const int16_t *window, Py_ssize_t available,
                       Py_ssize_t *position_io, int16_t *out)
     {
+        if (up == 2 && down == 1) {  /* the position stays 0: whole input samples */
+            return resample_double_avx2(phases, taps, window, available, out);
+        }
         RESAMPLE_RUN_BODY(resample_dot_avx2)
     }
     #endif
