@@ -98,7 +98,11 @@ def normalise_name(text: str) -> str:
     single spaces; ``""`` when nothing of a name is left.
 
     Titles, company endings and "and"/"the" are dropped wherever they stand, unless
-    nothing else would remain ("Lord" alone stays "lord"). Idempotent; never raises.
+    nothing else would remain ("Lord" alone stays "lord"). Wherever, not only at the
+    front: the words are sorted, so a position rule would not survive normalising
+    twice. A surname that is also a title ("Jane Lord") loses it and may become a
+    surname alone — not checked, which keeps the call from being put through.
+    Idempotent; never raises.
     """
     words = _words(text)
     kept = [word for word in words if word not in _IGNORED_WORDS]

@@ -125,13 +125,18 @@ def _check_zone(timezone: object) -> None:
             "timezone", f"must be an IANA time zone such as Europe/London, not {timezone!r}"
         )
     # "localtime" resolves on many hosts but names the host's own zone, not an IANA one.
-    if timezone != _HOST_ZONE:
-        try:
-            ZoneInfo(timezone)
-            return
-        except (ZoneInfoNotFoundError, ValueError, OSError):
-            pass
-    raise DiaryError("timezone", f"{timezone!r} is not a time zone the time-zone database knows")
+    if timezone == _HOST_ZONE or not _resolves(timezone):
+        raise DiaryError(
+            "timezone", f"{timezone!r} is not a time zone the time-zone database knows"
+        )
+
+
+def _resolves(key: str) -> bool:
+    try:
+        ZoneInfo(key)
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # unknown, malformed, a folder
+        return False
+    return True
 
 
 def _check_hours(hours: object) -> None:
