@@ -15,7 +15,7 @@ from blacksheep import Content, Request, Response, Router
 from app.http.bodies import read_bytes
 from app.http.errors import NotFound
 from app.services.bundle import Services
-from app.telephony.carrier import (
+from app.telephony.signalling import (
     CONTINUE_PATH,
     MAX_WEBHOOK_BODY,
     SIGNATURE_HEADERS,

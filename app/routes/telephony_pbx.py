@@ -14,7 +14,7 @@ from blacksheep import Content, Request, Response, Router
 
 from app.http.errors import Forbidden, NotFound
 from app.services.bundle import Services
-from app.telephony.pbx import KEY_HEADER
+from app.telephony.signalling import KEY_HEADER
 
 ANSWER_PATH = "/api/telephony/pbx/answer"
 CONTINUE_PATH = "/api/telephony/pbx/continue"

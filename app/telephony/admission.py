@@ -26,7 +26,7 @@ from app.services.audit import AuditLog
 from app.services.settings import Settings, Snapshot
 from app.telephony import limits
 from app.telephony.features import FeatureFlags
-from app.telephony.tickets import TicketStore
+from app.telephony.limits import TicketStore
 from core.phone_numbers import InvalidPhoneNumber, normalise_e164
 from core.refusals import (
     LineFacts,

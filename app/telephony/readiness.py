@@ -8,25 +8,30 @@ checks on request only; ``svc telephony check`` prints them in a terminal.
 A check that concerns one transport only (the carrier's credential and public
 address; the pbx listen address and secret) passes with "not needed" when no enabled
 line and not the named provider uses that transport. ``synthesiser`` is a real
-request: a short phrase is sent to the configured engine (``app.telephony.speech``).
+request: a short phrase is sent to the configured engine — ``POST
+{voice_live.tts_stream_url}/audio/speech`` (OpenAI-compatible: ``voice_live.tts_model``,
+``voice_live.tts_voice``, ``response_format: pcm``, key ``voice_live.tts_api_key_enc``),
+passing when audio bytes come back within a few seconds; for ``local``, the built-in
+engine (eSpeak NG, package ``espeakng-loader``) passes when it can be loaded.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 from urllib.parse import urlsplit
 
+import aiohttp
 import anyio
 
 from app import db
 from app.crypto import SecretBox
 from app.services.settings import Settings, Snapshot
-from app.telephony.carrier import MEDIA_PATH, VOICE_PATH
 from app.telephony.settings_resource import effective_public_base, media_url, public_url
-from app.telephony.speech import probe_synthesiser
-from core.refusals import SUPPORTED_SAMPLE_RATES
+from app.telephony.signalling import MEDIA_PATH, VOICE_PATH
+from core.refusals import SUPPORTED_SAMPLE_RATES, streaming_synthesiser_configured
 
 CHECK_IDS = ("feature", "provider", "carrier_credential", "public_address", "listen_address",
              "shared_secret", "message_key", "recognition_rate", "synthesiser", "lines",
@@ -91,6 +96,61 @@ def _reachable_host(base: str) -> str | None:
                 "from the internet. Use the address the internet knows this deployment by.")
     return None
 
+
+# -- the synthesiser
+
+TEST_PHRASE = "This is a test of the telephone line."
+TIMEOUT_SECONDS = 5.0
+LOCAL_ENGINE_MODULE = "espeakng_loader"
+
+
+def _local_engine() -> tuple[bool, str]:
+    if importlib.util.find_spec(LOCAL_ENGINE_MODULE) is not None:
+        return True, "The local speech engine (eSpeak NG) is installed."
+    return False, ("voice_live.tts_stream_url is local but the local speech engine is not "
+                   "installed. Install it with: pip install espeakng-loader")
+
+
+async def _remote_engine(base: str, model: str, voice: str,
+                         key: str | None) -> tuple[bool, str]:
+    url = base.rstrip("/") + "/audio/speech"
+    host = urlsplit(url).netloc or url
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    body = {"model": model, "voice": voice, "input": TEST_PHRASE, "response_format": "pcm"}
+    timeout = aiohttp.ClientTimeout(total=TIMEOUT_SECONDS)
+    try:
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            async with session.post(url, json=body, headers=headers) as response:
+                audio = await response.content.read(4096)
+                status = response.status
+    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        return False, (f"The speech engine at {host} did not answer ({type(exc).__name__}). "
+                       "Check voice_live.tts_stream_url and that the engine is running.")
+    if status in (401, 403):
+        return False, (f"The speech engine at {host} refused the key (HTTP {status}). "
+                       "Store a valid voice_live.tts_api_key_enc.")
+    if status != 200:
+        return False, (f"The speech engine at {host} answered HTTP {status}. Check "
+                       "voice_live.tts_model and voice_live.tts_voice.")
+    if not audio:
+        return False, f"The speech engine at {host} answered without audio."
+    return True, f"The speech engine at {host} spoke the test phrase."
+
+
+async def probe_synthesiser(snapshot: Snapshot, key: str | None) -> tuple[bool, str]:
+    """``(passed, sentence)`` for the engine the settings name."""
+    url = (snapshot["voice_live.tts_stream_url"] or "").strip()
+    if not streaming_synthesiser_configured(snapshot["voice_live.tts_stream"], url):
+        return False, ("No streaming synthesiser is configured, so a line picks up and "
+                       "cannot speak. Set voice_live.tts_stream to true and "
+                       "voice_live.tts_stream_url to an engine or 'local'.")
+    if url == "local":
+        return _local_engine()
+    return await _remote_engine(url, snapshot["voice_live.tts_model"],
+                                snapshot["voice_live.tts_voice"], key)
+
+
+# -- the checks
 
 class Readiness:
     def __init__(self, settings: Settings, box: SecretBox, listening: Listening) -> None:

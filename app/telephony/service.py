@@ -17,14 +17,13 @@ from app.services.audit import AuditLog
 from app.services.settings import Settings
 from app.telephony.admission import Admissions
 from app.telephony.calls import CallLog
-from app.telephony.carrier import CarrierSignalling
 from app.telephony.features import FeatureFlags
 from app.telephony.lines import Lines
 from app.telephony.listener_state import ListenerState
-from app.telephony.pbx import PbxSignalling
 from app.telephony.readiness import Readiness
+from app.telephony.limits import RedeemedCall, TicketStore
 from app.telephony.settings_resource import TelephonySettings
-from app.telephony.tickets import RedeemedCall, TicketStore
+from app.telephony.signalling import CarrierSignalling, PbxSignalling
 
 
 class Telephony:

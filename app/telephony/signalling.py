@@ -1,25 +1,30 @@
-"""The carrier's webhooks: signature first, then the call's instructions as TwiML.
+"""Signalling of both transports: the carrier's webhooks and the telephone system's
+questions, up to the moment audio flows.
 
-spec: telephony.md "Authentication" — a carrier webhook is verified against the stored
-credential before anything is read: the body is read only as far as the signature
-needs (the form parameters it covers, at most 16 KiB), and nothing else of it is used
-until the signature holds. A failure answers 403 and is audited
+**Carrier** (spec: telephony.md "Authentication") — a webhook is verified against the
+stored credential before anything is read: the body is read only as far as the
+signature needs (the form parameters it covers, at most 16 KiB), and nothing else of
+it is used until the signature holds. A failure answers 403 and is audited
 ``telephony.signature.rejected``; an address with 30 failures in the last minute is
 refused without checking (429), counted in the database so every process sees it.
+Then ``voice`` takes or refuses the call (``app.telephony.admission``) and answers
+``<Connect><Stream>`` with the call's single-use ticket, or ``<Reject/>``; ``status``
+keeps the carrier's call status (a final one before media is ``carrier_ended``);
+``continue`` answers ``<Dial>`` with the line's transfer number when a transfer passed
+the screening gate, else ``<Hangup/>``.
 
-Then:
-
-* ``voice`` — take or refuse the call (``app.telephony.admission``); a taken call is
-  answered with ``<Connect><Stream>`` carrying its single-use ticket, a refused one
-  with ``<Reject/>``;
-* ``status`` — keep the carrier's call status; a final one before media is
-  ``carrier_ended``;
-* ``continue`` — after the audio connection ends: ``<Dial>`` the line's transfer
-  number when a transfer passed the screening gate, else ``<Hangup/>``.
+**Pbx** (spec: telephony.md "Setup: own-telephone-system transport") — the dialplan
+asks ``GET /api/telephony/pbx/answer?from=…&to=…`` and gets a one-off identifier as
+plain text (empty: hang up); it opens the audio connection presenting the identifier;
+when that ends it asks ``GET /api/telephony/pbx/continue?call=…`` and gets the number
+to transfer to (empty: hang up). Both questions need the shared secret in
+``x-service-telephony-key`` (compared in constant time) and a private source address;
+a public source is refused with reason ``public_source`` and audited.
 """
 
 from __future__ import annotations
 
+import hmac
 import logging
 from dataclasses import dataclass
 
@@ -29,12 +34,16 @@ from app.services.settings import Settings
 from app.telephony import limits
 from app.telephony.admission import DATABASE_ERRORS, Admissions, caller_text
 from app.telephony.calls import CallLog
+from app.telephony.limits import new_carrier_token, new_pbx_token
 from app.telephony.settings_resource import media_url, public_url
-from app.telephony.tickets import new_carrier_token
 from core import twiml
+from core.phone_numbers import is_private_source
+from core.refusals import RefusalReason
 from core.twilio_signature import FormError, parse_form, verify
 
 log = logging.getLogger("svc.telephony")
+
+# -- carrier
 
 PREFIX = "/api/telephony/carrier"
 VOICE_PATH, STATUS_PATH = f"{PREFIX}/voice", f"{PREFIX}/status"
@@ -124,3 +133,51 @@ class CarrierSignalling:
         call_id = await self.calls.id_for_carrier_call(params.get("CallSid", ""))
         number = await self.calls.transfer_number(call_id) if call_id else None
         return twiml.dial(number) if number else twiml.hangup()
+
+
+# -- pbx
+
+KEY_HEADER = b"x-service-telephony-key"
+MAX_QUERY_VALUE = 64
+
+
+class PbxSignalling:
+    def __init__(self, settings: Settings, admissions: Admissions, calls: CallLog) -> None:
+        self.settings = settings
+        self.admissions = admissions
+        self.calls = calls
+
+    async def authenticate(self, address: str | None, key: bytes | None, path: str) -> None:
+        """Raise :class:`Forbidden` unless the source is private and the secret matches."""
+        if not is_private_source(address):
+            await self.admissions.refuse(RefusalReason.PUBLIC_SOURCE, address=address,
+                                         path=path)
+            raise Forbidden("Questions from the telephone system come from its own network.",
+                            code="public_source")
+        secret = await self.settings.secret("telephony.pbx_key_enc")
+        # Both sides are hashed to equal length first, so neither the secret's length
+        # nor its content shows in the time the comparison takes.
+        if secret is None or key is None or not hmac.compare_digest(
+                _digest(secret.encode()), _digest(key)):
+            log.warning("pbx question with a wrong or missing key",
+                        extra={"address": address, "path": path})
+            raise Forbidden("The telephone system's key does not match.", code="bad_key")
+
+    async def answer(self, caller: str | None, dialled: str | None) -> str:
+        """The identifier for the audio connection, or "" to hang up."""
+        answer = await self.admissions.answer(
+            provider="pbx", dialled=(dialled or "")[:MAX_QUERY_VALUE],
+            caller=caller_text((caller or "")[:MAX_QUERY_VALUE]), token=new_pbx_token())
+        return answer.ticket if answer.taken and answer.ticket else ""
+
+    async def proceed(self, identifier: str | None) -> str:
+        """The number to transfer to once the audio connection ended, or ""."""
+        if not identifier or len(identifier) > MAX_QUERY_VALUE:
+            return ""
+        call_id = await self.calls.id_for_ticket(identifier.strip().lower())
+        number = await self.calls.transfer_number(call_id) if call_id else None
+        return number or ""
+
+
+def _digest(value: bytes) -> bytes:
+    return hmac.new(b"svc.telephony.key", value, "sha256").digest()
