@@ -169,27 +169,47 @@ cdef extern from *:
     typedef Py_ssize_t (*resample_runner)(const int16_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t,
                                           const int16_t *, Py_ssize_t, Py_ssize_t *, int16_t *);
 
+    /* The runner for a SIMD level (2 = AVX2, 1 = SSE2, 0 = scalar), or NULL if this
+       CPU cannot run it. */
     static resample_runner
-    resample_pick_runner(void)
+    resample_runner_for(int level)
     {
     #ifdef RESAMPLE_HAVE_SIMD
         __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx2")) return resample_run_avx2;
-        if (__builtin_cpu_supports("sse2")) return resample_run_sse2;  /* all of x86-64 */
-        return resample_run_scalar;
-    #else
-        return resample_run_scalar;
+        if (level == 2) return __builtin_cpu_supports("avx2") ? resample_run_avx2 : NULL;
+        if (level == 1) return resample_run_sse2;  /* all of x86-64 */
     #endif
+        return level == 0 ? resample_run_scalar : NULL;
     }
     """
     ctypedef Py_ssize_t (*resample_runner)(
         const int16_t *phases, Py_ssize_t taps, Py_ssize_t up, Py_ssize_t down,
         const int16_t *window, Py_ssize_t available, Py_ssize_t *position_io, int16_t *out
     ) noexcept nogil
-    resample_runner resample_pick_runner() noexcept
+    resample_runner resample_runner_for(int level) noexcept
 
 
-cdef resample_runner run_filter = resample_pick_runner()
+cdef resample_runner run_filter = NULL
+
+#: SIMD levels, best first; tests run every one this CPU has.
+SIMD_LEVELS = {"avx2": 2, "sse2": 1, "scalar": 0}
+
+
+def _simd_paths():
+    """The SIMD paths this CPU can run, best first (tests check each against the twin)."""
+    return tuple(name for name, level in SIMD_LEVELS.items() if resample_runner_for(level) != NULL)
+
+
+def _use_simd(str path):
+    """Route the dot products through ``path``, one of :func:`_simd_paths`."""
+    global run_filter
+    cdef resample_runner runner = resample_runner_for(SIMD_LEVELS[path])
+    if runner == NULL:
+        raise ValueError(f"this CPU cannot run the {path} path")
+    run_filter = runner
+
+
+_use_simd(_simd_paths()[0])
 
 #: Packed Q15 branches per (from_rate, to_rate), shared by every resampler.
 cdef dict _packed_phases = {}

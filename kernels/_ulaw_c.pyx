@@ -18,29 +18,53 @@ from kernels._buffers cimport (
     acquire_output,
     acquire_pcm16,
 )
-from kernels._simd cimport *
 
 cdef extern from *:
     """
     #include <string.h>
 
-    /* The μ-law code of every sample; see the module docstring for the float trick. */
-    static KERNEL_CLONES void
+    #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    #include <immintrin.h>
+    #define ULAW_HAVE_SIMD 1
+    #endif
+
+    /* The μ-law code of every sample; see the module docstring for the float trick.
+       One body, compiled for the baseline (SSE2 on x86-64) and for AVX2. */
+    #define ULAW_ENCODE_BODY                                                          \
+        for (Py_ssize_t i = 0; i < count; i++) {                                      \
+            int32_t magnitude = pcm[i] >> 2;          /* 14 bits, as audioop */       \
+            int32_t negative = magnitude >> 31;       /* -1 or 0 */                   \
+            magnitude = (magnitude ^ negative) - negative;                            \
+            magnitude = magnitude < 8159 ? magnitude : 8159;                          \
+            float biased = (float)(magnitude + 33);   /* exact: below 2**24 */        \
+            int32_t bits;                                                             \
+            memcpy(&bits, &biased, sizeof bits);                                      \
+            /* biased exponent and top 4 mantissa bits; segment 0 has exponent 5 */   \
+            int32_t code = (bits >> 19) - ((127 + 5) << 4);                           \
+            code = code < 0x7F ? code : 0x7F;  /* segment 8 holds only the clip */    \
+            codes[i] = (uint8_t)(code ^ (0xFF ^ (negative & 0x80)));                  \
+        }
+
+    static void
+    ulaw_encode_baseline(const int16_t *pcm, uint8_t *codes, Py_ssize_t count)
+    {
+        ULAW_ENCODE_BODY
+    }
+
+    #ifdef ULAW_HAVE_SIMD
+    __attribute__((target("avx2"))) static void
+    ulaw_encode_avx2(const int16_t *pcm, uint8_t *codes, Py_ssize_t count)
+    {
+        ULAW_ENCODE_BODY
+    }
+    #endif
+
+    static void (*ulaw_encoder)(const int16_t *, uint8_t *, Py_ssize_t) = ulaw_encode_baseline;
+
+    static void
     ulaw_encode(const int16_t *pcm, uint8_t *codes, Py_ssize_t count)
     {
-        for (Py_ssize_t i = 0; i < count; i++) {
-            int32_t magnitude = pcm[i] >> 2;          /* 14 bits, as audioop */
-            int32_t negative = magnitude >> 31;       /* -1 or 0 */
-            magnitude = (magnitude ^ negative) - negative;
-            magnitude = magnitude < 8159 ? magnitude : 8159;
-            float biased = (float)(magnitude + 33);   /* exact: below 2**24 */
-            int32_t bits;
-            memcpy(&bits, &biased, sizeof bits);
-            /* exponent (biased by 127) and top 4 mantissa bits; segment 0 has exponent 5 */
-            int32_t code = (bits >> 19) - ((127 + 5) << 4);
-            code = code < 0x7F ? code : 0x7F;         /* segment 8 only holds the clip value */
-            codes[i] = (uint8_t)(code ^ (0xFF ^ (negative & 0x80)));
-        }
+        ulaw_encoder(pcm, codes, count);
     }
 
     /* G.711 table 2, filled by ulaw_fill_decode_table() when the module loads. */
@@ -57,10 +81,7 @@ cdef extern from *:
         }
     }
 
-    #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    #include <immintrin.h>
-    #define ULAW_HAVE_SSSE3 1
-
+    #ifdef ULAW_HAVE_SIMD
     /* Sixteen codes a step: pshufb looks up the mantissa term ((m << 3) + 0x84,
        which fits a byte) and 2**exponent, a 16-bit multiply shifts, a sign mask
        negates. A table lookup per sample cannot beat audioop; this can.
@@ -98,13 +119,13 @@ cdef extern from *:
     }
     #endif
 
-    static int ulaw_use_ssse3 = 0;
+    static int ulaw_use_ssse3 = 0;  /* else the table alone */
 
     static void
     ulaw_decode(const uint8_t *codes, int16_t *pcm, Py_ssize_t count)
     {
         Py_ssize_t i = 0;
-    #ifdef ULAW_HAVE_SSSE3
+    #ifdef ULAW_HAVE_SIMD
         if (ulaw_use_ssse3) {
             i = ulaw_decode_ssse3(codes, pcm, count);
         }
@@ -114,22 +135,54 @@ cdef extern from *:
         }
     }
 
-    static void
-    ulaw_init(void)
+    /* SIMD levels: 2 = AVX2 encoder and SSSE3 decoder, 1 = SSSE3 decoder,
+       0 = baseline (the compiler's SSE2 encoder, the table decoder). */
+    static int
+    ulaw_can_run(int level)
     {
-        ulaw_fill_decode_table();
-    #ifdef ULAW_HAVE_SSSE3
+    #ifdef ULAW_HAVE_SIMD
         __builtin_cpu_init();
-        ulaw_use_ssse3 = __builtin_cpu_supports("ssse3");
+        return !((level >= 2 && !__builtin_cpu_supports("avx2"))
+                 || (level >= 1 && !__builtin_cpu_supports("ssse3")));
+    #else
+        return level == 0;
+    #endif
+    }
+
+    static void
+    ulaw_use_level(int level)  /* a level ulaw_can_run() */
+    {
+    #ifdef ULAW_HAVE_SIMD
+        ulaw_encoder = level >= 2 ? ulaw_encode_avx2 : ulaw_encode_baseline;
+        ulaw_use_ssse3 = level >= 1;
     #endif
     }
     """
     void ulaw_encode(const int16_t *pcm, uint8_t *codes, Py_ssize_t count) noexcept nogil
     void ulaw_decode(const uint8_t *codes, int16_t *pcm, Py_ssize_t count) noexcept nogil
-    void ulaw_init() noexcept
+    void ulaw_fill_decode_table() noexcept
+    int ulaw_can_run(int level) noexcept
+    void ulaw_use_level(int level) noexcept
 
 
-ulaw_init()
+#: SIMD levels, best first; tests run every one this CPU has.
+SIMD_LEVELS = {"avx2": 2, "ssse3": 1, "baseline": 0}
+
+
+def _simd_paths():
+    """The SIMD paths this CPU can run, best first (tests check each against the twin)."""
+    return tuple(name for name, level in SIMD_LEVELS.items() if ulaw_can_run(level))
+
+
+def _use_simd(str path):
+    """Route the loops through ``path``, one of :func:`_simd_paths`."""
+    if not ulaw_can_run(SIMD_LEVELS[path]):
+        raise ValueError(f"this CPU cannot run the {path} path")
+    ulaw_use_level(SIMD_LEVELS[path])
+
+
+ulaw_fill_decode_table()
+_use_simd(_simd_paths()[0])
 
 
 cdef inline void encode(Py_buffer *source, uint8_t *codes) noexcept:

@@ -94,19 +94,26 @@ def test_reset_starts_afresh(resample):
     assert resampler.process(noise) == first
 
 
-@pytest.mark.parametrize("from_rate, to_rate", CONVERSIONS)
-def test_loudest_input_saturates_instead_of_wrapping(resample, from_rate, to_rate):
-    # Full scale with each branch's tap signs drives its sum past int32's reach
-    # in one piece; the compiled twin must still match the exact Python sum.
+def loudest_inputs(from_rate: int, to_rate: int) -> list[bytes]:
+    """Full scale with each branch's tap signs, at every alignment of outputs to input.
+
+    Each drives a branch's sum past what int32 holds in one piece.
+    """
     taps = filter_taps(from_rate, to_rate)
-    saturated = False
+    inputs = []
     for phase in taps.phases:
         loudest = [32767 if tap >= 0 else -32768 for tap in phase]
-        for offset in range(taps.down):  # every alignment of outputs to input
-            data = pcm([0] * offset + loudest + [-s - 1 for s in loudest])
-            ours = resample.resample(data, from_rate, to_rate)
-            assert ours == _resample_py.resample(data, from_rate, to_rate)
-            saturated = saturated or {32767, -32768} <= set(values(ours))
+        inputs += [pcm([0] * offset + loudest + [-s - 1 for s in loudest]) for offset in range(taps.down)]
+    return inputs
+
+
+@pytest.mark.parametrize("from_rate, to_rate", CONVERSIONS)
+def test_loudest_input_saturates_instead_of_wrapping(resample, from_rate, to_rate):
+    saturated = False
+    for data in loudest_inputs(from_rate, to_rate):
+        ours = resample.resample(data, from_rate, to_rate)
+        assert ours == _resample_py.resample(data, from_rate, to_rate)
+        saturated = saturated or {32767, -32768} <= set(values(ours))
     assert saturated
 
 
