@@ -1,0 +1,1 @@
+"""The voice of a telephone call: its engines and its pipeline."""
