@@ -40,6 +40,7 @@ from app.services.settings import Settings
 from app.services.tools import Tool, ToolRegistry
 from app.services.usage import Usage, UsageRecord
 from app.tables import Agent, AgentLibrary
+from app.telephony.call_context import CallContext
 from core.access import Reach
 from core.local_model import LocalToolCall, LocalTurn, respond, word_count
 from core.passages import Passage
@@ -116,7 +117,9 @@ async def call_tool_policy(settings: Settings) -> CallToolPolicy:
 @dataclass(frozen=True, slots=True)
 class TurnRequest:
     """One question to an agent. ``reach`` is whose access retrieval uses (and whose
-    provider key and usage row the call is); ``history`` the kept conversation."""
+    provider key and usage row the call is); ``history`` the kept conversation;
+    ``call`` the telephone call the turn belongs to (None outside calls), handed to the
+    tools that declared they want it."""
 
     agent: AgentProfile
     question: str
@@ -125,6 +128,7 @@ class TurnRequest:
     source: str = "app"
     api_key_id: UUID | None = None
     policy: ToolPolicy = field(default_factory=AppToolPolicy)
+    call: CallContext | None = None
 
 
 @dataclass(eq=False)
@@ -347,7 +351,7 @@ class Pipeline:
             return ended(ToolStatus.ERROR, problem)
         try:
             with anyio.fail_after(policy.timeout_seconds):
-                value = await tool.run(arguments)
+                value = await tool.invoke(arguments, run.request.call)
         except TimeoutError:
             return ended(ToolStatus.TIMEOUT, policy.timeout_text(tool.spec))
         except ToolFailed as exc:

@@ -3,7 +3,8 @@
 What belongs here:
 
 - ``ToolRegistry``: built-in tools registered in code (``builtin_tools``; the telephony
-  features add theirs with ``register``) and the HTTP tools in the ``http_tool`` table,
+  features add theirs with ``register``, declaring ``wants_call=True`` when the handler
+  needs the call's ``CallContext``) and the HTTP tools in the ``http_tool`` table,
   resolved together by name for an agent (``for_agent``). A name the agent lists but
   nobody defines any more is skipped, so deleting a tool never breaks an agent.
 - ``HttpTools``: the ``/api/admin/tools`` use cases — create, list, read, change,
@@ -30,11 +31,15 @@ from app.services.access import parse_id
 from app.services.audit import AuditLog
 from app.services.builtin_tools import BUILTIN_TOOLS
 from app.tables import HttpTool
+from app.telephony.call_context import CallContext
 from core.pipeline import TOOL_NAME, ToolFailed, ToolSpec, check_parameters_schema
 
-__all__ = ["HttpTools", "Tool", "ToolHandler", "ToolRegistry", "public_view"]
+__all__ = ["CallToolHandler", "HttpTools", "Tool", "ToolHandler", "ToolRegistry",
+           "public_view"]
 
 ToolHandler = Callable[[dict[str, Any]], Awaitable[Any]]
+#: a handler that also receives the call it runs on (None outside telephone calls)
+CallToolHandler = Callable[[dict[str, Any], CallContext | None], Awaitable[Any]]
 SECRET_PURPOSE = "http_tool.secret"
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9-]{1,100}$")
@@ -45,10 +50,18 @@ _RESERVED_HEADERS = frozenset({"host", "content-type", "content-length", "transf
 
 @dataclass(frozen=True, slots=True)
 class Tool:
-    """A tool ready to run: its definition and the coroutine function that runs it."""
+    """A tool ready to run: its definition and the coroutine function that runs it.
+    With ``wants_call`` the handler is a ``CallToolHandler`` and receives the call."""
 
     spec: ToolSpec
-    run: ToolHandler
+    run: ToolHandler | CallToolHandler
+    wants_call: bool = False
+
+    async def invoke(self, arguments: dict[str, Any], call: CallContext | None) -> Any:
+        """Run the handler, passing ``call`` only to a handler that declared it wants it."""
+        if self.wants_call:
+            return await self.run(arguments, call)  # type: ignore[call-arg]
+        return await self.run(arguments)  # type: ignore[call-arg]
 
 
 class ToolRegistry:
@@ -61,12 +74,14 @@ class ToolRegistry:
         for spec, handler in BUILTIN_TOOLS:
             self.register(spec, handler)
 
-    def register(self, spec: ToolSpec, handler: ToolHandler) -> None:
-        """Add a built-in tool; its name must be new and its parameters a JSON schema."""
+    def register(self, spec: ToolSpec, handler: ToolHandler | CallToolHandler, *,
+                 wants_call: bool = False) -> None:
+        """Add a built-in tool; its name must be new and its parameters a JSON schema.
+        With ``wants_call`` the handler is called as ``handler(arguments, call)``."""
         problem = check_parameters_schema(spec.parameters)
         if problem or not TOOL_NAME.match(spec.name) or spec.name in self._builtin:
             raise ValueError(f"cannot register tool {spec.name!r}: {problem or 'bad or taken name'}")
-        self._builtin[spec.name] = Tool(spec, handler)
+        self._builtin[spec.name] = Tool(spec, handler, wants_call)
 
     def builtin_specs(self) -> list[ToolSpec]:
         return [tool.spec for tool in self._builtin.values()]

@@ -37,6 +37,7 @@ from core.pipeline import (
     ToolStatus,
     UsageCounted,
 )
+from app.telephony.call_context import CallContext
 from tests.fakes.upstream import Behaviour, FakeUpstream, ToolCall
 
 pytestmark = pytest.mark.anyio
@@ -282,6 +283,37 @@ async def test_on_a_call_a_slow_tool_is_told_like_a_refusal(services, fake, owne
     finished, _ = await _tool_turn(services, fake, owner, "lookup", policy=policy)
     assert finished.status is ToolStatus.TIMEOUT
     assert finished.content == policy.refusal_text(ToolSpec("lookup", "Reads a price."))
+
+
+async def test_a_tool_that_wants_the_call_receives_the_same_context_every_turn(
+        services, fake, owner):
+    seen: list[CallContext | None] = []
+
+    async def put_through(arguments, call):
+        seen.append(call)
+        if call is not None:
+            call.transfer_requested = True
+        return "Putting you through."
+
+    async def plain(arguments):
+        return "plain"
+
+    services.tools.register(ToolSpec("put_through", "Transfers.", side_effecting=True,
+                                     usable_on_call=True), put_through, wants_call=True)
+    services.tools.register(ToolSpec("plain_tool", "Reads."), plain)
+    call = CallContext(uuid.uuid4(), uuid.uuid4(), owner, "+441632960001")
+    policy = CallToolPolicy(timeout_seconds=8)
+    finished, _ = await _tool_turn(services, fake, owner, "put_through", policy=policy, call=call)
+    assert finished.status is ToolStatus.OK and seen == [call] and call.transfer_requested
+    fake.requests.clear()
+    await _tool_turn(services, fake, owner, "put_through", policy=policy, call=call)
+    assert seen == [call, call]  # one context per call, the same object every turn
+    fake.requests.clear()
+    outside, _ = await _tool_turn(services, fake, owner, "put_through")
+    assert outside.status is ToolStatus.OK and seen[-1] is None  # outside a call: None
+    fake.requests.clear()
+    other, _ = await _tool_turn(services, fake, owner, "plain_tool", call=call)
+    assert other.content == "plain"  # a handler that did not ask is called as before
 
 
 async def test_a_model_that_keeps_asking_for_tools_is_stopped_by_the_step_budget(
