@@ -6,6 +6,7 @@ cannot drift. ``ALL_TABLES`` lists every table for Piccolo's app registry.
 
 from app.tables.accounts import Account, AuditEntry, AuthSession, LoginFailure, RuntimeSetting
 from app.tables.api_keys import ApiKey
+from app.tables.notify import NotifyAttempt, NotifyOutbox, NotifyTarget
 from app.tables.telephony import (
     FeatureOverride,
     TelephonyCall,
@@ -37,6 +38,7 @@ ALL_TABLES = (
     ApiKey,
     FeatureOverride, TelephonyLine, TelephonyCall, TelephonyTicket, TelephonyRing,
     TelephonySignatureFailure,
+    NotifyTarget, NotifyOutbox, NotifyAttempt,
 )
 
 __all__ = [table.__name__ for table in ALL_TABLES] + ["ALL_TABLES"]

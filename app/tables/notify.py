@@ -1,0 +1,72 @@
+"""Outward notifications: targets, the outbox and the attempts.
+
+The SQL in ``app/piccolo_migrations/svc_2026_11_23t03_00_00_000000.py`` is the source
+of truth for constraints; these classes mirror its columns for queries.
+"""
+
+from __future__ import annotations
+
+from piccolo.columns import (
+    UUID,
+    Array,
+    BigSerial,
+    Boolean,
+    ForeignKey,
+    Integer,
+    OnDelete,
+    Text,
+    Timestamptz,
+)
+from piccolo.columns.defaults.timestamptz import TimestamptzNow
+from piccolo.table import Table
+
+from app.tables.accounts import Account
+
+
+class NotifyTarget(Table, tablename="notify_target"):
+    """Where an account's notifications go; the url is sealed, ``host`` is shown."""
+
+    id = UUID(primary_key=True)
+    account_id = ForeignKey(references=Account, on_delete=OnDelete.cascade)
+    kind = Text()
+    label = Text(null=True, default=None)
+    url_enc = Text()
+    host = Text()
+    secret_enc = Text(null=True, default=None)
+    events = Array(base_column=Text())
+    enabled = Boolean(default=True)
+    created_at = Timestamptz(default=TimestamptzNow())
+    updated_at = Timestamptz(default=TimestamptzNow())
+
+
+class NotifyOutbox(Table, tablename="notify_outbox"):
+    """One notification to post to one target, written with the event it tells of."""
+
+    id = UUID(primary_key=True)
+    target_id = ForeignKey(references=NotifyTarget, on_delete=OnDelete.cascade)
+    account_id = ForeignKey(references=Account, on_delete=OnDelete.cascade)
+    event = Text()
+    text = Text()
+    subject_id = UUID(null=True, default=None)
+    idempotency_key = Text(unique=True)
+    status = Text(default="pending")
+    attempts = Integer(default=0)
+    next_attempt_at = Timestamptz(default=TimestamptzNow())
+    claimed_until = Timestamptz(null=True, default=None)
+    last_error = Text(null=True, default=None)
+    created_at = Timestamptz(default=TimestamptzNow())
+    finished_at = Timestamptz(null=True, default=None)
+
+
+class NotifyAttempt(Table, tablename="notify_attempt"):
+    """One attempt to post (an outbox row's, or a target's live test)."""
+
+    id = BigSerial(primary_key=True)
+    target_id = ForeignKey(references=NotifyTarget, on_delete=OnDelete.cascade)
+    outbox_id = ForeignKey(references=NotifyOutbox, null=True, on_delete=OnDelete.cascade)
+    number = Integer()
+    result = Text(default="in_flight")
+    status_code = Integer(null=True, default=None)
+    detail = Text(null=True, default=None)
+    started_at = Timestamptz(default=TimestamptzNow())
+    finished_at = Timestamptz(null=True, default=None)
