@@ -1,4 +1,4 @@
-"""Streaming resampler (8 <-> 16 kHz, 24 -> 16 and 8 kHz): the compiled kernel, or its twin."""
+"""Streaming resampler (8 <-> 16 kHz, 24 -> 16 and 8 kHz, 22.05 -> 16 kHz): kernel or twin."""
 
 from typing import TYPE_CHECKING
 

@@ -11,7 +11,7 @@ from kernels._resample_spec import filter_taps
 
 from .pcm import pcm, samples16, values
 
-CONVERSIONS = [(8000, 16000), (16000, 8000), (24000, 16000), (24000, 8000)]
+CONVERSIONS = [(8000, 16000), (16000, 8000), (24000, 16000), (24000, 8000), (22050, 16000)]
 conversions = st.sampled_from(CONVERSIONS)
 
 
@@ -95,15 +95,24 @@ def test_reset_starts_afresh(resample):
 
 
 def loudest_inputs(from_rate: int, to_rate: int) -> list[bytes]:
-    """Full scale with each branch's tap signs, at every alignment of outputs to input.
+    """Full scale with each branch's tap signs, then their opposite, each placed
+    exactly under an output that branch computes.
 
     Each drives a branch's sum past what int32 holds in one piece.
     """
     taps = filter_taps(from_rate, to_rate)
+    width, down = taps.taps_per_phase, taps.down
+    turns = -(-width // down)  # whole turns of `up` outputs that clear one pattern
     inputs = []
-    for phase in taps.phases:
-        loudest = [32767 if tap >= 0 else -32768 for tap in phase]
-        inputs += [pcm([0] * offset + loudest + [-s - 1 for s in loudest]) for offset in range(taps.down)]
+    for output in range(taps.up):
+        # Output k uses branch k*down % up over the inputs ending at k*down // up;
+        # a whole turn of `up` outputs keeps the branch and moves the window `down` on.
+        phase = output * down % taps.up
+        end = output * down // taps.up
+        end += -(-max(0, width - 1 - end) // down) * down
+        loudest = [32767 if tap >= 0 else -32768 for tap in taps.phases[phase]]
+        gap = [0] * (turns * down - width)
+        inputs.append(pcm([0] * (end - width + 1) + loudest + gap + [-s - 1 for s in loudest]))
     return inputs
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 PASSBAND_HZ = (100, 3400)
-CONVERSIONS = [(8000, 16000), (16000, 8000), (24000, 16000), (24000, 8000)]
+CONVERSIONS = [(8000, 16000), (16000, 8000), (24000, 16000), (24000, 8000), (22050, 16000)]
 AMPLITUDE = 16384  # half scale: no saturation, rounding noise far below -70 dB
 WINDOW = (0.01, 0.11)  # seconds of output measured: after the filter fills, whole cycles
 
