@@ -3,6 +3,7 @@
 What belongs here: one request to a tool's URL with the model's arguments — as the
 JSON body, or as query parameters for GET and DELETE — the optional secret header,
 a time limit, a cap on the response size, and reading the answer as JSON or text.
+Every request passes the egress gate (``adapters.egress_http``), as notifications do.
 Every failure is an ``HttpToolError`` whose message is safe to show the model: it
 names what went wrong, never the secret or the full URL.
 """
@@ -10,11 +11,13 @@ names what went wrong, never the secret or the full URL.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
+
+from adapters.egress_http import EgressRefused, GatedClient, allowing, precheck
 
 __all__ = ["HttpToolClient", "HttpToolError", "HttpToolRequest"]
 
@@ -32,6 +35,8 @@ class HttpToolRequest:
     method: str
     arguments: Mapping[str, Any]
     headers: Mapping[str, str] = field(default_factory=dict)
+    #: hosts the egress gate lets through although their addresses are not public
+    allow_hosts: Collection[str] = ()
 
 
 def _query(arguments: Mapping[str, Any]) -> dict[str, str]:
@@ -47,8 +52,8 @@ def _query(arguments: Mapping[str, Any]) -> dict[str, str]:
     return query
 
 
-class HttpToolClient:
-    """One pooled session for every HTTP tool call of the process; ``aclose()`` at stop.
+class HttpToolClient(GatedClient):
+    """One session for every HTTP tool call of the process; ``aclose()`` at stop.
 
     The caller sets the overall time ceiling (the pipeline's tool policy);
     ``timeout_seconds`` here is the outer bound for any caller that does not.
@@ -56,20 +61,8 @@ class HttpToolClient:
 
     def __init__(self, *, timeout_seconds: float = 60.0,
                  max_response_bytes: int = MAX_RESPONSE_BYTES) -> None:
-        self.timeout_seconds = timeout_seconds
+        super().__init__(timeout_seconds=timeout_seconds)
         self.max_response_bytes = max_response_bytes
-        self._session: aiohttp.ClientSession | None = None
-
-    async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
-
-    def _get_session(self) -> aiohttp.ClientSession:
-        if self._session is None:  # made on first use, so it binds to the running loop
-            timeout = aiohttp.ClientTimeout(total=self.timeout_seconds)
-            self._session = aiohttp.ClientSession(timeout=timeout)
-        return self._session
 
     async def call(self, request: HttpToolRequest) -> Any:
         """The decoded JSON answer (any JSON value) or the answer's text."""
@@ -82,11 +75,16 @@ class HttpToolClient:
         else:
             options["json"] = dict(request.arguments)
         try:
-            async with self._get_session().request(method, request.url, **options) as response:
-                body = await self._read_capped(response)
-                if response.status >= 300:
-                    raise HttpToolError(f"it answered HTTP {response.status}")
-                return _decode(body, response.content_type)
+            precheck(request.url, request.allow_hosts)
+            with allowing(request.allow_hosts):
+                async with self._get_session().request(method, request.url,
+                                                       **options) as response:
+                    body = await self._read_capped(response)
+                    if response.status >= 300:
+                        raise HttpToolError(f"it answered HTTP {response.status}")
+                    return _decode(body, response.content_type)
+        except EgressRefused as refused:
+            raise HttpToolError(f"its address is not allowed: {refused.decision.detail}") from None
         except TimeoutError:
             raise HttpToolError("it did not answer in time") from None
         except aiohttp.ClientError as exc:

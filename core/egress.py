@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import enum
 import ipaddress
+import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -36,6 +37,7 @@ __all__ = [
     "check_egress",
     "classify_address",
     "display_host",
+    "parse_allow_hosts",
 ]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -47,6 +49,8 @@ _METADATA_NAMES = frozenset(
     ("metadata.google.internal", "metadata.goog", "metadata", "instance-data",
      "instance-data.ec2.internal")
 )  # fmt: skip
+
+_HOST_NAME = re.compile(r"(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*")
 
 # NAT64 embeds an IPv4 address in the low 32 bits (RFC 6052 well-known prefix).
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -262,3 +266,16 @@ def display_host(url: str) -> str | None:
         return urlsplit(url).hostname
     except ValueError:
         return None
+
+
+def parse_allow_hosts(text: str | None) -> tuple[str, ...]:
+    """The allow list as the administrator writes it (``egress.allow_hosts``): host
+    names or IP addresses separated by commas or spaces; raises ``ValueError`` naming
+    the first entry that is neither."""
+    entries = []
+    for raw in (text or "").replace(",", " ").split():
+        entry = _normal_host(raw)
+        if _parse_address(entry) is None and not _HOST_NAME.fullmatch(entry):
+            raise ValueError(f"{raw!r} is not a host name or an IP address")
+        entries.append(entry)
+    return tuple(dict.fromkeys(entries))

@@ -19,6 +19,8 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from .egress import parse_allow_hosts
+
 __all__ = [
     "Access",
     "Setting",
@@ -115,6 +117,14 @@ def _listen_address(value: str) -> str | None:
     return None
 
 
+def _allow_hosts(value: str) -> str | None:
+    try:
+        parse_allow_hosts(value)
+    except ValueError as exc:
+        return f"entry {exc}"
+    return None
+
+
 def _declare(*settings: Setting) -> dict[str, Setting]:
     registry: dict[str, Setting] = {}
     for setting in settings:
@@ -174,6 +184,9 @@ REGISTRY: dict[str, Setting] = _declare(
     Setting("features.voice", bool, False, "Voice input and output.", C),
     Setting("features.voice_live", bool, False, "Live two-way voice.", C),
     Setting("notifications.enabled", bool, False, "Outward notifications are sent.", C),
+    Setting("egress.allow_hosts", str, "",
+            "Hosts the egress gate lets through although they resolve to loopback, private "
+            "or link-local addresses (comma or space separated).", C, check=_allow_hosts),
     # -- public API (spec: public-api.md "Limits"; the three api.* settings: super-admin)
     Setting("api.rate_per_min", int, 60, "Requests per key per minute.", S, 1, 1_000_000),
     Setting("api.chat_retention_days", int, 0,

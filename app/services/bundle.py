@@ -69,7 +69,7 @@ class Services:
         usage = Usage()
         libraries = Libraries(audit)
         http_tool_client = HttpToolClient()
-        tools = ToolRegistry(box, http_tool_client)
+        tools = ToolRegistry(box, http_tool_client, allow_hosts=settings.egress_allow_hosts)
         pipeline = Pipeline(providers, client, usage, tools, libraries)
         features = FeatureFlags(settings, audit)
         return cls(

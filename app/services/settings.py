@@ -19,6 +19,7 @@ from app.services.accounts import Identity
 from app.services.audit import AuditLog
 from app.tables import RuntimeSetting
 from core import settings as registry
+from core.egress import parse_allow_hosts
 from core.settings import Access, Setting
 
 
@@ -68,6 +69,10 @@ class Settings:
 
     async def get(self, key: str) -> Any:
         return (await self.snapshot())[key]
+
+    async def egress_allow_hosts(self) -> tuple[str, ...]:
+        """The administrator's allow list of the egress gate (``egress.allow_hosts``)."""
+        return parse_allow_hosts(await self.get("egress.allow_hosts"))
 
     async def secret(self, key: str) -> str | None:
         """A decrypted credential, or None when absent or unreadable."""

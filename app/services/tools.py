@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -67,9 +67,12 @@ class Tool:
 class ToolRegistry:
     """Every tool an agent can name: built-ins in memory, HTTP tools in the database."""
 
-    def __init__(self, box: SecretBox, http: HttpToolClient) -> None:
+    def __init__(self, box: SecretBox, http: HttpToolClient,
+                 allow_hosts: Callable[[], Awaitable[Collection[str]]] | None = None) -> None:
         self.box = box
         self.http = http
+        #: the egress gate's allow list in force (``egress.allow_hosts``)
+        self.allow_hosts = allow_hosts
         self._builtin: dict[str, Tool] = {}
         for spec, handler in BUILTIN_TOOLS:
             self.register(spec, handler)
@@ -110,9 +113,10 @@ class ToolRegistry:
                 if secret is None:  # fail closed: never call without its credential
                     raise ToolFailed("its stored credential cannot be read")
                 headers[header_name] = secret
+            allowed = await self.allow_hosts() if self.allow_hosts is not None else ()
             try:
                 return await self.http.call(HttpToolRequest(row["url"], row["method"],
-                                                            arguments, headers))
+                                                            arguments, headers, allowed))
             except HttpToolError as exc:
                 raise ToolFailed(str(exc)) from None
 

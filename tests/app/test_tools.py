@@ -17,6 +17,7 @@ from core.pipeline import ToolFinished, ToolStatus
 from tests.app.test_pipeline import add_agent, only, turn
 from tests.app.test_pipeline import fake, owner  # noqa: F401  (fixtures)
 from tests.fakes.upstream import Behaviour, ToolCall
+from tests.support.settings import allow_loopback
 
 pytestmark = pytest.mark.anyio
 
@@ -158,7 +159,8 @@ class ToolServer:
 
 
 @pytest.fixture
-async def tool_server():
+async def tool_server(services):
+    await allow_loopback(services)
     server = ToolServer()
     async with server as base:
         yield server, base
@@ -199,6 +201,7 @@ async def test_an_http_tool_that_fails_is_reported_to_the_model(services, fake, 
 
 async def test_an_unreachable_http_tool_and_missing_arguments_are_reported(services, fake,
                                                                             owner):
+    await allow_loopback(services)
     await services.http_tools.create(actor=uuid.uuid4(), fields=tool_body(
         url="http://127.0.0.1:9/weather"))
     unreachable = await _ask_with_tool(services, fake, owner, "weather", '{"city": "Oslo"}')
@@ -206,3 +209,19 @@ async def test_an_unreachable_http_tool_and_missing_arguments_are_reported(servi
     fake.requests.clear()
     missing = await _ask_with_tool(services, fake, owner, "weather", "{}")
     assert missing.status is ToolStatus.ERROR and "needs the argument(s) city" in missing.content
+
+
+async def test_an_http_tool_passes_the_egress_gate(services, fake, owner):
+    """A tool on this machine is refused until an administrator allows its host, and
+    nothing is sent to it (spec: telephony.md "Outward notifications" — the same gate)."""
+    server = ToolServer()
+    async with server as base:
+        await services.http_tools.create(actor=uuid.uuid4(), fields=tool_body(
+            url=f"{base}/weather"))
+        refused = await _ask_with_tool(services, fake, owner, "weather", '{"city": "Oslo"}')
+        assert refused.status is ToolStatus.ERROR and "not allowed" in refused.content
+        assert "loopback" in refused.content and server.seen == []
+        await allow_loopback(services)
+        fake.requests.clear()
+        allowed = await _ask_with_tool(services, fake, owner, "weather", '{"city": "Oslo"}')
+        assert allowed.status is ToolStatus.OK and len(server.seen) == 1

@@ -236,3 +236,15 @@ def test_any_url_gets_a_decision(url):
 )
 def test_a_saved_target_shows_only_its_host(url, host):
     assert display_host(url) == host
+
+
+def test_the_allow_list_setting_parses_names_and_addresses():
+    from core.egress import parse_allow_hosts
+    from core.settings import SettingError, check_runtime_value, get
+
+    assert parse_allow_hosts("Hooks.Internal., 10.0.0.5 [::1],127.0.0.1 10.0.0.5") == (
+        "hooks.internal", "10.0.0.5", "::1", "127.0.0.1")
+    assert parse_allow_hosts("") == () and parse_allow_hosts(None) == ()
+    for bad in ("http://hooks.internal", "hooks internal/x", "a..b", "-a.b"):
+        with pytest.raises(SettingError):
+            check_runtime_value(get("egress.allow_hosts"), bad)

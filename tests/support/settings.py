@@ -1,0 +1,21 @@
+"""Changing runtime settings in a test as the super-administrator would."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from app.services.accounts import Identity
+from app.services.bundle import Services
+
+ROOT = Identity(account_id=uuid.uuid4(), email="root@example.com", role="superadmin",
+                permissions=frozenset())
+
+
+async def set_runtime(services: Services, key: str, value: Any) -> None:
+    await services.settings.change(ROOT, key, value)
+
+
+async def allow_loopback(services: Services) -> None:
+    """Let the egress gate through to the test's own loopback servers."""
+    await set_runtime(services, "egress.allow_hosts", "127.0.0.1")
