@@ -68,7 +68,7 @@ def _check_messages(messages: Any) -> list[dict[str, Any]]:
         if not isinstance(message, dict):
             raise ChatRequestError(f"messages[{index}] must be an object.", f"messages[{index}]")
         role = message.get("role")
-        if role not in ROLES:
+        if not isinstance(role, str) or role not in ROLES:
             raise ChatRequestError(
                 f"messages[{index}].role must be one of system, developer, user, assistant, tool.",
                 f"messages[{index}].role")
@@ -107,8 +107,11 @@ def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(part.get("text", "") for part in content
-                         if isinstance(part, dict) and part.get("type") in ("text", "input_text"))
+        # A part's text is read only when it is a string: the reader checks parts for a
+        # type alone, so {"type": "text", "text": 5} can arrive here.
+        return "\n".join(part["text"] for part in content
+                         if isinstance(part, dict) and part.get("type") in ("text", "input_text")
+                         and isinstance(part.get("text"), str))
     return ""
 
 

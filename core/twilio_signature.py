@@ -84,7 +84,10 @@ _DEFAULT_PORTS = {"https": 443, "http": 80}
 
 def url_variants(url: str) -> tuple[str, ...]:
     """The URL as given, and with its scheme's default port added or removed."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unclosed IPv6 bracket: no other spelling to try
+        return (url,)
     default = _DEFAULT_PORTS.get(parts.scheme)
     host = parts.hostname
     if default is None or host is None or "@" in parts.netloc:

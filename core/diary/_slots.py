@@ -196,8 +196,13 @@ def check_slot(
     if not diary.enabled:
         return SlotVerdict.DIARY_OFF
     zone = diary.zone
-    local = starts_at.astimezone(zone)
-    slot = _grid_slot(diary, zone, local)
+    try:
+        local = starts_at.astimezone(zone)
+        slot = _grid_slot(diary, zone, local)
+    except OverflowError:
+        # An instant at the very edge of the calendar (year 1 or 9999) has no wall
+        # time in some zones, and no slot either: a request may name any instant.
+        return SlotVerdict.NOT_A_SLOT
     if slot is None or slot[0] != starts_at:
         # A different instant for the same wall time: the repeated hour's second pass.
         return SlotVerdict.NOT_A_SLOT
