@@ -28,11 +28,7 @@ from app.services.audit import AuditLog
 from app.tables import Account, Agent, Chat, TelephonyLine
 from app.telephony.calls import iso, text_or_none
 from core.phone_numbers import InvalidPhoneNumber, normalise_e164
-
-# spec: telephony.md "Opening of every call" — what the standard notice tells a caller.
-STANDARD_NOTICE = ("You are speaking with an automated assistant. What you say is written "
-                   "down, and staff may read it. You can ask for a person at any time. "
-                   "How can I help?")
+from core.voice import STANDARD_NOTICE  # spec: "Opening of every call" — the standard wording
 MAX_NOTICE = 600  # spec: "Limits" — Notice, 600 characters
 MAX_DAYS = 3650  # spec: "Limits" — any retention period
 MAX_LABEL, MAX_GREETING = 200, 1000

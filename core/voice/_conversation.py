@@ -1,0 +1,333 @@
+"""One call's conversation as a sans-IO machine: who may speak, when a turn ends.
+
+``CallConversation`` is fed inputs (``_events``) with ``now`` in seconds on the
+adapter's monotonic clock and returns the actions to carry out. It never reads a
+clock: ``deadline`` says when ``handle_timer`` must be called.
+
+All transition logic lives in ``_TABLE`` (phase × input type → handler) and the
+handlers below it. A pair the table does not hold leaves the call as it is: speech
+during the opening, a transcript the call no longer waits for, a barge-in while
+nothing is playing.
+
+spec: telephony.md —
+
+* "Opening of every call": the opening is uninterruptible (speech across it is
+  neither answered nor acted on) and fail-closed (``notice_failed``).
+* "Speech dials for calls": a turn ends after ``silence_threshold_ms`` of quiet once
+  the caller spoke for ``min_speech_ms``; with turn detection the detector may hold the
+  turn, one that fails or times out is not asked again that call, and no turn is held
+  longer than four times the pause; the caller speaking over the agent at
+  ``barge_rms`` for ``barge_min_ms`` stops playback at once.
+* "Limits": a connection silent for 5 seconds is given up on.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+
+from ..call_outcome import CallInput
+from ._dials import END_OF_TURN_PROBABILITY, MAX_TURN_SECONDS, PEER_SILENCE_SECONDS, PhoneDials
+from ._events import (
+    Action,
+    CallerAudio,
+    CallerHungUp,
+    CaptureTurn,
+    ConnectionLost,
+    DropTurn,
+    EndCall,
+    Input,
+    JudgeTurn,
+    Recognise,
+    RecognitionFailed,
+    Respond,
+    Speak,
+    SpeechFailed,
+    SpeechFinished,
+    SpeechPlaying,
+    StopSpeaking,
+    Transcribed,
+    TurnJudgeFailed,
+    TurnJudged,
+)
+
+__all__ = ["CallConversation", "Phase"]
+
+OPENING_UTTERANCE = 0
+
+
+class Phase(enum.Enum):
+    """Where a call's conversation stands."""
+
+    #: Playing the opening; the caller is not listened to.
+    OPENING = "opening"
+    #: Waiting for the caller to speak.
+    LISTENING = "listening"
+    #: The caller is speaking; their audio is kept for the turn.
+    HEARING = "hearing"
+    #: The caller paused; the turn's audio is being transcribed.
+    RECOGNISING = "recognising"
+    #: The turn detector is asked whether the caller finished.
+    JUDGING = "judging"
+    #: The detector said the caller has more to say: wait for it, up to the hold limit.
+    HOLDING = "holding"
+    #: The agent answers the turn and its answer is spoken.
+    REPLYING = "replying"
+    #: The call is over; nothing more happens.
+    ENDED = "ended"
+
+
+_P = Phase
+Handler = Callable[["CallConversation", Input, float], Phase]
+
+
+class CallConversation:
+    """The conversation of one call. Call ``start(now)`` once, then ``handle`` each
+    input and ``handle_timer`` whenever ``deadline`` passes; carry out every action
+    returned, in order."""
+
+    def __init__(self, opening: str, dials: PhoneDials, *, turn_detection: bool = True) -> None:
+        self.opening = opening
+        self.dials = dials
+        #: Whether the turn detector may still be asked this call (configured, and it
+        #: has not failed or timed out yet).
+        self.detector_usable = dials.turn_detection and turn_detection
+        self._phase = Phase.OPENING
+        self._actions: list[Action] = []
+        self._last_audio_at = 0.0
+        self._heard_audio = False
+        self._turn = 0
+        self._turn_started_at = 0.0
+        self._quiet_since = 0.0
+        self._request = 0
+        self._awaiting: int | None = None  # the request whose answer is waited for
+        self._transcript = ""
+        self._reply: int | None = None  # the utterance being answered and spoken
+        self._playing = False
+        self._ending: EndCall | None = None
+
+    @property
+    def phase(self) -> Phase:
+        return self._phase
+
+    @property
+    def ending(self) -> EndCall | None:
+        """How the call ended, once it has."""
+        return self._ending
+
+    @property
+    def deadline(self) -> float | None:
+        """When ``handle_timer`` must next be called; None once the call is over."""
+        if self._phase is Phase.ENDED:
+            return None
+        deadlines = [self._last_audio_at + PEER_SILENCE_SECONDS]
+        if self._phase is Phase.HEARING:
+            deadlines.append(self._turn_started_at + MAX_TURN_SECONDS)
+        elif self._phase in (Phase.JUDGING, Phase.HOLDING):
+            deadlines.append(self._hold_deadline)
+        return min(deadlines)
+
+    @property
+    def _hold_deadline(self) -> float:
+        return self._quiet_since + self.dials.hold_seconds
+
+    def start(self, now: float) -> list[Action]:
+        """The call is connected: play the opening."""
+        self._last_audio_at = now
+        return [Speak(OPENING_UTTERANCE, self.opening)]
+
+    def handle(self, given: Input, now: float) -> list[Action]:
+        """Apply one input; return the actions it causes."""
+        if self._phase is Phase.ENDED:
+            return []
+        if isinstance(given, CallerAudio):
+            self._last_audio_at, self._heard_audio = now, True
+        handler = _TABLE.get((self._phase, type(given))) or _ANY_PHASE.get(type(given))
+        if handler is not None:
+            self._phase = handler(self, given, now)
+        return self._take_actions()
+
+    def handle_timer(self, now: float) -> list[Action]:
+        """Apply the passing of time up to ``now``."""
+        if self._phase is Phase.ENDED:
+            return []
+        if now >= self._last_audio_at + PEER_SILENCE_SECONDS:
+            # spec: "Limits" — 5 seconds of silence from the peer: give up. A
+            # connection that never carried audio had no media at all.
+            given = CallInput.MEDIA_LOST if self._heard_audio else CallInput.NO_MEDIA
+            self._phase = self._end(given, hang_up=True)
+        elif self._phase is Phase.HEARING and now >= self._turn_started_at + MAX_TURN_SECONDS:
+            self._phase = self._turn_paused(now)
+        elif self._phase is Phase.JUDGING and now >= self._hold_deadline:
+            # The detector did not answer within the hold: it timed out, and is not
+            # asked again this call.
+            self.detector_usable = False
+            self._phase = self._respond()
+        elif self._phase is Phase.HOLDING and now >= self._hold_deadline:
+            self._phase = self._respond()
+        return self._take_actions()
+
+    # -- helpers shared by the handlers
+
+    def _take_actions(self) -> list[Action]:
+        actions, self._actions = self._actions, []
+        return actions
+
+    def _end(self, given: CallInput, *, hang_up: bool) -> Phase:
+        self._ending = EndCall(given, hang_up)
+        self._actions.append(self._ending)
+        return Phase.ENDED
+
+    def _capture(self, now: float) -> Phase:
+        self._turn += 1
+        self._turn_started_at = now
+        self._awaiting = None
+        self._transcript = ""
+        self._actions.append(CaptureTurn(self._turn))
+        return Phase.HEARING
+
+    def _ask(self) -> int:
+        self._request += 1
+        self._awaiting = self._request
+        return self._request
+
+    def _turn_paused(self, now: float) -> Phase:
+        # The detector reports the end of speech once the caller has been quiet for
+        # the pause; the hold is counted from when the quiet began.
+        self._quiet_since = now - self.dials.pause_seconds
+        self._actions.append(Recognise(self._ask(), self._turn))
+        return Phase.RECOGNISING
+
+    def _respond(self) -> Phase:
+        self._awaiting = None
+        self._reply, self._playing = self._turn, False
+        self._actions.append(Respond(self._turn, self._transcript))
+        return Phase.REPLYING
+
+    def _drop(self) -> Phase:
+        self._awaiting = None
+        self._actions.append(DropTurn(self._turn))
+        return Phase.LISTENING
+
+    def _answers(self, request: int) -> bool:
+        return request == self._awaiting
+
+    # -- handlers: (phase, input) -> next phase
+
+    def _opening_finished(self, given: SpeechFinished, now: float) -> Phase:
+        if given.utterance != OPENING_UTTERANCE:
+            return self._phase
+        return Phase.LISTENING
+
+    def _opening_failed(self, given: SpeechFailed, now: float) -> Phase:
+        # spec: "Opening of every call" — fail-closed: the call ends, notice_failed.
+        return self._end(CallInput.NOTICE_UNAVAILABLE, hang_up=True)
+
+    def _listening_audio(self, given: CallerAudio, now: float) -> Phase:
+        # A speech end without a start here is speech that began during the opening
+        # or the answer: it is not a turn.
+        return self._capture(now) if given.speech_started else self._phase
+
+    def _hearing_audio(self, given: CallerAudio, now: float) -> Phase:
+        return self._turn_paused(now) if given.speech_ended else self._phase
+
+    def _resumed(self, given: CallerAudio, now: float) -> Phase:
+        # The caller went on speaking: the turn continues, and whatever was asked
+        # about it so far no longer counts.
+        if not given.speech_started:
+            return self._phase
+        self._awaiting = None
+        return Phase.HEARING
+
+    def _transcribed(self, given: Transcribed, now: float) -> Phase:
+        if not self._answers(given.request):
+            return self._phase
+        text = " ".join(given.text.split())
+        if not text:
+            return self._drop()
+        self._transcript = text
+        if self.detector_usable and now < self._hold_deadline:
+            self._actions.append(JudgeTurn(self._ask(), text))
+            return Phase.JUDGING
+        return self._respond()
+
+    def _recognition_failed(self, given: RecognitionFailed, now: float) -> Phase:
+        # spec: "Errors" symptom "notice then silence (recognition unreachable)": the
+        # turn is lost and the call goes on.
+        return self._drop() if self._answers(given.request) else self._phase
+
+    def _judged(self, given: TurnJudged, now: float) -> Phase:
+        if not self._answers(given.request):
+            return self._phase
+        if given.probability >= END_OF_TURN_PROBABILITY:
+            return self._respond()
+        self._awaiting = None
+        return Phase.HOLDING
+
+    def _judge_failed(self, given: TurnJudgeFailed, now: float) -> Phase:
+        if not self._answers(given.request):
+            return self._phase
+        self.detector_usable = False
+        return self._respond()
+
+    def _reply_playing(self, given: SpeechPlaying, now: float) -> Phase:
+        if given.utterance == self._reply:
+            self._playing = True
+        return self._phase
+
+    def _replying_audio(self, given: CallerAudio, now: float) -> Phase:
+        if not (given.barge_in and self._playing):
+            return self._phase
+        self._actions.append(StopSpeaking())
+        self._playing = False
+        return self._capture(now)
+
+    def _speech_finished(self, given: SpeechFinished, now: float) -> Phase:
+        # An answer ends the call when the agent decided so, even one the caller
+        # talked over (the decision — a transfer that passed the gate — stands).
+        if given.ending is not None and given.utterance != OPENING_UTTERANCE:
+            return self._end(given.ending, hang_up=True)
+        if self._phase is Phase.REPLYING and given.utterance == self._reply:
+            self._reply = None
+            return Phase.LISTENING
+        return self._phase
+
+    def _speech_failed(self, given: SpeechFailed, now: float) -> Phase:
+        # Synthesis went away mid-call: a line that cannot speak ends the call.
+        if given.utterance == self._reply:
+            return self._end(CallInput.SERVICE_HUNG_UP, hang_up=True)
+        return self._phase
+
+    def _hung_up(self, given: CallerHungUp, now: float) -> Phase:
+        return self._end(CallInput.CALLER_HUNG_UP, hang_up=False)
+
+    def _lost(self, given: ConnectionLost, now: float) -> Phase:
+        return self._end(CallInput.MEDIA_LOST, hang_up=False)
+
+
+_C = CallConversation
+
+#: (phase, input type) -> handler. Pairs not here fall back to ``_ANY_PHASE``.
+_TABLE: dict[tuple[Phase, type], Handler] = {
+    (_P.OPENING, SpeechFinished): _C._opening_finished,
+    (_P.OPENING, SpeechFailed): _C._opening_failed,
+    (_P.LISTENING, CallerAudio): _C._listening_audio,
+    (_P.HEARING, CallerAudio): _C._hearing_audio,
+    (_P.RECOGNISING, CallerAudio): _C._resumed,
+    (_P.RECOGNISING, Transcribed): _C._transcribed,
+    (_P.RECOGNISING, RecognitionFailed): _C._recognition_failed,
+    (_P.JUDGING, CallerAudio): _C._resumed,
+    (_P.JUDGING, TurnJudged): _C._judged,
+    (_P.JUDGING, TurnJudgeFailed): _C._judge_failed,
+    (_P.HOLDING, CallerAudio): _C._resumed,
+    (_P.REPLYING, CallerAudio): _C._replying_audio,
+    (_P.REPLYING, SpeechPlaying): _C._reply_playing,
+}
+
+#: Inputs that mean the same in every phase but ``ENDED``.
+_ANY_PHASE: dict[type, Handler] = {
+    CallerHungUp: _C._hung_up,
+    ConnectionLost: _C._lost,
+    SpeechFinished: _C._speech_finished,
+    SpeechFailed: _C._speech_failed,
+}

@@ -1,0 +1,70 @@
+"""The opening of every call (spec: telephony.md "Opening of every call")."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.voice import RECORDING_SENTENCE, STANDARD_NOTICE, compose_opening, notice_in_force
+
+
+def test_greeting_then_the_standard_notice_when_the_line_has_none():
+    assert compose_opening("Good morning, Hill Surgery.", None, recording=False) == (
+        f"Good morning, Hill Surgery. {STANDARD_NOTICE}")
+
+
+def test_the_standard_notice_says_what_the_spec_requires():
+    words = STANDARD_NOTICE.lower()
+    assert "automated assistant" in words
+    assert "written down" in words and "staff may read" in words
+    assert "ask for a person" in words
+    assert words.endswith("how can i help?")
+
+
+def test_recording_sentence_stands_after_the_first_sentence_of_the_standard_notice():
+    opening = compose_opening(None, None, recording=True)
+    assert opening == ("You are speaking with an automated assistant. This call is recorded. "
+                       "What you say is written down, and staff may read it. You can ask for a "
+                       "person at any time. How can I help?")
+
+
+def test_recording_sentence_follows_the_first_sentence_of_the_lines_own_notice():
+    opening = compose_opening("Hello.", "Bots answer here! Speak after the tone.",
+                              recording=True)
+    assert opening == "Hello. Bots answer here! This call is recorded. Speak after the tone."
+
+
+def test_a_full_stop_inside_a_sentence_does_not_end_it():
+    opening = compose_opening(None, "Open 8.30 to 5, e.g. weekdays. Ask away.", recording=True)
+    assert opening == "Open 8.30 to 5, e.g. weekdays. This call is recorded. Ask away."
+
+
+def test_a_notice_of_one_unfinished_sentence_gets_its_full_stop():
+    assert compose_opening(None, "You reach a machine", recording=True) == (
+        "You reach a machine. This call is recorded.")
+
+
+def test_no_recording_sentence_when_the_line_does_not_record():
+    assert RECORDING_SENTENCE not in compose_opening("Hi.", "A notice. Second.", recording=False)
+
+
+def test_blank_notice_and_greeting_count_as_absent():
+    assert notice_in_force("   ") == STANDARD_NOTICE
+    assert compose_opening("  ", "", recording=False) == STANDARD_NOTICE
+
+
+sentence = st.from_regex(r"[A-Z][A-Za-z ,]{0,30}[.!?]", fullmatch=True)
+
+
+@given(greeting=st.one_of(st.none(), sentence),
+       sentences=st.lists(sentence, min_size=1, max_size=4))
+def test_recording_sentence_appears_once_right_after_the_first_sentence(greeting, sentences):
+    notice = " ".join(sentences)
+    opening = compose_opening(greeting, notice, recording=True)
+    normalised_first = " ".join(sentences[0].split())
+    greeting_length = len(" ".join((greeting or "").split()))
+    assert opening.count(RECORDING_SENTENCE) == 1
+    after_first = opening.index(normalised_first, greeting_length) + len(normalised_first)
+    assert opening[after_first:].startswith(f" {RECORDING_SENTENCE}")
+    # Nothing of the notice is lost or reordered.
+    assert opening.replace(f" {RECORDING_SENTENCE}", "").endswith(" ".join(notice.split()))
