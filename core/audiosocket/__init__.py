@@ -3,8 +3,10 @@
 ``AudioSocketConnection`` is fed the bytes the telephone system sends and returns
 events; outbound audio and hangup go in through ``send`` and leave as bytes through
 ``data_to_send``. The adapter owns the socket, the clock and the ticket store.
+``AudioSocketClient`` is the telephone system's side, for simulating calls.
 """
 
+from ._client import AudioSocketClient, ClientState
 from ._connection import AudioSocketConnection, ConnectionState, Reaction
 from ._events import (
     AudioReceived,
@@ -22,7 +24,9 @@ __all__ = [
     "AUDIO_FRAME_BYTES",
     "MAX_PAYLOAD_BYTES",
     "AudioReceived",
+    "AudioSocketClient",
     "AudioSocketConnection",
+    "ClientState",
     "ConnectionState",
     "DtmfReceived",
     "ErrorCode",

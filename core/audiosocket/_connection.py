@@ -13,7 +13,7 @@ import enum
 from ..errors import LocalProtocolError, RemoteProtocolError
 from ._events import Event, HangupReceived, SendAudio, SendHangup
 from ._reader import FrameError, decode_payload
-from ._wire import AUDIO_FRAME_BYTES, HEADER, MAX_PAYLOAD_BYTES, Kind, encode_frame, read_header
+from ._wire import AUDIO_FRAME_BYTES, Kind, encode_frame, take_frame
 
 __all__ = ["AudioSocketConnection", "ConnectionState", "Reaction"]
 
@@ -135,20 +135,10 @@ class AudioSocketConnection:
         return data
 
     def _next_frame(self) -> tuple[int, bytes] | None:
-        header = read_header(self._buffer)
-        if header is None:
-            return None
-        kind, length = header
-        # Refuse an oversized frame from its header, before buffering its payload.
-        # spec: telephony.md "Limits" — "Media frame and message: 32 KiB".
-        if length > MAX_PAYLOAD_BYTES:
-            raise self._fail(f"frame of {length} bytes exceeds the {MAX_PAYLOAD_BYTES}-byte cap")
-        end = HEADER.size + length
-        if len(self._buffer) < end:
-            return None
-        payload = bytes(self._buffer[HEADER.size : end])
-        del self._buffer[:end]
-        return kind, payload
+        try:
+            return take_frame(self._buffer)
+        except ValueError as exc:
+            raise self._fail(str(exc)) from None
 
     def _handle_frame(self, kind: int, payload: bytes) -> None:
         # Order before content: a well-formed frame at the wrong time is named as such.

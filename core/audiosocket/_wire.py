@@ -21,6 +21,7 @@ __all__ = [
     "Kind",
     "encode_frame",
     "read_header",
+    "take_frame",
 ]
 
 #: Kind byte, then payload length as big-endian unsigned 16 bits.
@@ -78,3 +79,22 @@ def read_header(buffer: bytes | bytearray) -> tuple[int, int] | None:
 def encode_frame(kind: Kind, payload: bytes = b"") -> bytes:
     """Lay out one frame: header then payload."""
     return HEADER.pack(kind, len(payload)) + payload
+
+
+def take_frame(buffer: bytearray) -> tuple[int, bytes] | None:
+    """Remove the first whole frame from ``buffer`` and return ``(kind, payload)``;
+    ``None`` while it is incomplete. A header announcing more than
+    ``MAX_PAYLOAD_BYTES`` raises ``ValueError`` before its payload is buffered
+    (spec: telephony.md "Limits" — "Media frame and message: 32 KiB")."""
+    header = read_header(buffer)
+    if header is None:
+        return None
+    kind, length = header
+    if length > MAX_PAYLOAD_BYTES:
+        raise ValueError(f"frame of {length} bytes exceeds the {MAX_PAYLOAD_BYTES}-byte cap")
+    end = HEADER.size + length
+    if len(buffer) < end:
+        return None
+    payload = bytes(buffer[HEADER.size:end])
+    del buffer[:end]
+    return kind, payload

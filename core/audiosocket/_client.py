@@ -1,0 +1,149 @@
+"""The telephone system's side of an AudioSocket connection, as Asterisk plays it.
+
+``AudioSocketClient`` mirrors ``AudioSocketConnection``: it is what Asterisk's
+``res_audiosocket`` does for a call the dialplan handed over, so a simulator or a test
+can ring the pbx listener exactly as a telephone system would. The identifier frame is
+queued first, before anything else can be; caller audio and keys follow; the caller
+hanging up closes the socket (Asterisk's own way). Of what the service sends, only
+audio (0x10) and hangup (0x00) are accepted: any other kind is answered with an error
+frame (0xff) and the connection ends, as Asterisk ends a call on a frame it cannot
+forward.
+"""
+
+from __future__ import annotations
+
+import enum
+import uuid
+
+from ..errors import LocalProtocolError, RemoteProtocolError
+from ._events import AudioReceived, HangupReceived
+from ._wire import DTMF_DIGITS, MAX_PAYLOAD_BYTES, ErrorCode, Kind, encode_frame, take_frame
+
+__all__ = ["AudioSocketClient", "ClientState"]
+
+
+class ClientState(enum.Enum):
+    """Where the telephone system's side of a connection stands."""
+
+    #: The identifier is queued or sent: audio and keys flow both ways.
+    OPEN = "open"
+    #: The caller hung up: the adapter closes the socket; nothing more is sent or read.
+    CALLER_HUNG_UP = "caller_hung_up"
+    #: The service hung up (a hangup frame or a closed socket).
+    SERVICE_HUNG_UP = "service_hung_up"
+    #: The service sent what Asterisk does not accept; an error frame is queued.
+    FAILED = "failed"
+
+
+# Kinds Asterisk accepts from the service: audio to play and the end of the call.
+_ACCEPTED = frozenset({Kind.AUDIO, Kind.HANGUP})
+
+
+class AudioSocketClient:
+    """Sans-IO Asterisk side of one AudioSocket call.
+
+    Construct it with the identifier the answer request returned and write
+    ``data_to_send()`` at once: the identifier frame goes first. Then send 20 ms of
+    caller audio at a time with ``send_audio``, keys with ``send_dtmf``, feed what the
+    socket reads to ``receive_data`` and take ``AudioReceived`` / ``HangupReceived``
+    from ``events_received``. ``hang_up`` ends the call from the caller's side: close
+    the socket after it.
+    """
+
+    def __init__(self, call_id: uuid.UUID) -> None:
+        self._state = ClientState.OPEN
+        self._buffer = bytearray()
+        self._events: list[AudioReceived | HangupReceived] = []
+        self._outgoing = bytearray(encode_frame(Kind.IDENTIFIER, call_id.bytes))
+        self._error: RemoteProtocolError | None = None
+
+    @property
+    def state(self) -> ClientState:
+        return self._state
+
+    def send_audio(self, pcm: bytes) -> None:
+        """Queue one frame of caller audio: signed linear 16-bit little-endian 8 kHz."""
+        self._require_open("audio")
+        if not pcm or len(pcm) % 2 or len(pcm) > MAX_PAYLOAD_BYTES:
+            raise LocalProtocolError(f"audio frame of {len(pcm)} bytes is not whole samples")
+        self._outgoing += encode_frame(Kind.AUDIO, bytes(pcm))
+
+    def send_dtmf(self, digit: str) -> None:
+        """Queue one key press: ``0-9``, ``*``, ``#`` or ``A-D``."""
+        self._require_open("a key")
+        if len(digit) != 1 or digit not in DTMF_DIGITS:
+            raise LocalProtocolError(f"{digit!r} is not one keypad digit")
+        self._outgoing += encode_frame(Kind.DTMF, digit.encode("ascii"))
+
+    def hang_up(self) -> None:
+        """The caller hung up: Asterisk closes the socket without a frame."""
+        self._require_open("a hangup")
+        self._state = ClientState.CALLER_HUNG_UP
+
+    def data_to_send(self) -> bytes:
+        """Return and forget the bytes to write to the socket."""
+        data, self._outgoing = bytes(self._outgoing), bytearray()
+        return data
+
+    def events_received(self) -> list[AudioReceived | HangupReceived]:
+        """Return and forget the events parsed so far, oldest first."""
+        events, self._events = self._events, []
+        return events
+
+    def receive_data(self, data: bytes) -> None:
+        """Feed bytes read from the socket; ``b""`` means the service closed it.
+
+        Raises ``RemoteProtocolError`` when the service sent a frame Asterisk does not
+        accept: an error frame is then queued, write it and close the socket.
+        """
+        if self._error is not None:
+            raise self._error
+        if self._state is not ClientState.OPEN:
+            return  # Asterisk stops reading once the call is over
+        if not data:
+            if self._buffer:
+                raise self._fail(f"socket closed inside a frame ({len(self._buffer)} bytes)")
+            self._events.append(HangupReceived(closed_socket=True))
+            self._state = ClientState.SERVICE_HUNG_UP
+            return
+        self._buffer += data
+        while self._state is ClientState.OPEN and (frame := self._next_frame()) is not None:
+            self._handle_frame(*frame)
+
+    def _next_frame(self) -> tuple[int, bytes] | None:
+        try:
+            return take_frame(self._buffer)
+        except ValueError as exc:
+            raise self._fail(str(exc)) from None
+
+    def _handle_frame(self, kind: int, payload: bytes) -> None:
+        if kind not in _ACCEPTED:
+            raise self._fail(f"the service sent a frame of kind {_kind_name(kind)}, "
+                             "which is not accepted")
+        if kind == Kind.HANGUP:
+            if payload:
+                raise self._fail(f"hangup frame carries {len(payload)} payload bytes")
+            self._events.append(HangupReceived())
+            self._state = ClientState.SERVICE_HUNG_UP
+            return
+        if not payload or len(payload) % 2:
+            raise self._fail(f"audio frame of {len(payload)} bytes is not whole samples")
+        self._events.append(AudioReceived(pcm=payload))
+
+    def _require_open(self, what: str) -> None:
+        if self._state is not ClientState.OPEN:
+            raise LocalProtocolError(f"cannot send {what} in state {self._state.name}")
+
+    def _fail(self, message: str) -> RemoteProtocolError:
+        self._outgoing += encode_frame(Kind.ERROR, bytes([ErrorCode.FRAME_FORWARDING]))
+        self._state = ClientState.FAILED
+        self._buffer.clear()
+        self._error = RemoteProtocolError(message)
+        return self._error
+
+
+def _kind_name(kind: int) -> str:
+    try:
+        return Kind(kind).name
+    except ValueError:
+        return f"0x{kind:02x}"

@@ -1,0 +1,146 @@
+"""The call simulator against a small line built from the service's own machines
+(``tests.fakes.telephone_line``): both transports, the script, the report."""
+
+from __future__ import annotations
+
+import wave
+
+import aiohttp
+import pytest
+
+from adapters.call_simulator import (
+    AwaitHangup,
+    Caller,
+    Listen,
+    Pause,
+    Play,
+    Say,
+    prepare,
+    read_wav,
+    ring_carrier,
+    ring_pbx,
+    transcribe,
+    write_wav,
+)
+from adapters.call_simulator.audio import audible, frames_of
+from adapters.call_simulator.carrier import read_instruction, relay
+from tests.fakes.telephone_line import CREDENTIAL, SECRET, TRANSFER, Behaviour, running_fake_line, tone
+
+pytestmark = pytest.mark.anyio
+
+
+class ToneSynthesiser:
+    """Speaks any text as a tone 40 ms per character, at 16 kHz."""
+
+    sample_rate = 16000
+
+    async def stream(self, text: str):
+        from kernels.resample import resample
+
+        yield resample(tone(40 * len(text)), 8000, 16000)
+
+
+class LengthRecogniser:
+    async def transcribe(self, pcm16: bytes, sample_rate: int) -> str:
+        return f"{len(pcm16) * 1000 // (2 * sample_rate)} ms"
+
+
+async def ring(transport: str, line, steps, **kwargs):
+    caller = Caller(await prepare(steps, ToneSynthesiser()))
+    async with aiohttp.ClientSession() as http:
+        if transport == "pbx":
+            return await ring_pbx(server_url=line.http_url, audiosocket=line.audiosocket,
+                                  secret=kwargs.get("secret", SECRET),
+                                  caller_number="+441632960777", dialled="+441632960001",
+                                  caller=caller, http=http)
+        return await ring_carrier(server_url=line.http_url, public_base=line.base_url,
+                                  credential=kwargs.get("credential", CREDENTIAL),
+                                  caller_number="+441632960777", dialled="+441632960001",
+                                  caller=caller, http=http)
+
+
+@pytest.mark.parametrize("transport", ["pbx", "carrier"])
+async def test_a_call_hears_the_opening_and_the_reply_and_measures_the_wait(transport):
+    async with running_fake_line(Behaviour(opening_ms=600, reply_ms=400, transfer=True)) as line:
+        report = await ring(transport, line, [Listen(quiet_ms=400, timeout_s=5),
+                                              Say("hello there"), AwaitHangup(timeout_s=5)])
+    assert report.answered and report.ended_by == "line", report
+    assert [round(reply.ended_s - reply.started_s, 1) for reply in report.replies] == [0.6, 0.4]
+    assert report.transfer_to == TRANSFER
+    assert [timing.turn for timing in report.timings] == ["hello there"]
+    # The line replies once it has heard 300 ms of quiet after the caller's speech.
+    assert report.timings[0].latency_ms >= 250
+    assert report.odd_frames == 0 and report.frames_received > 0
+    await transcribe(report, LengthRecogniser())
+    assert report.transcript.split(" ms")[0] == "600"
+    heard_frames = frames_of(report.heard)
+    assert sum(map(audible, heard_frames)) == 50  # 600 ms + 400 ms of tone, nothing else
+
+
+async def test_the_carrier_side_returns_marks_and_posts_continue_then_the_final_status():
+    async with running_fake_line(Behaviour(transfer=False)) as line:
+        report = await ring("carrier", line, [Listen(quiet_ms=400, timeout_s=5),
+                                              Say("hello there"), AwaitHangup(timeout_s=5)])
+    assert report.transfer_to is None
+    assert ("opening", True) in line.marks
+    assert [name for name, _ in line.webhooks] == ["voice", "continue", "status"]
+    assert line.webhooks[-1] == ("status", "completed")
+
+
+@pytest.mark.parametrize("transport", ["pbx", "carrier"])
+async def test_the_caller_hanging_up_ends_the_call_from_the_callers_side(transport):
+    async with running_fake_line(Behaviour(opening_ms=2000)) as line:
+        report = await ring(transport, line, [Pause(ms=300)])
+    assert report.ended_by == "caller"
+    assert report.transfer_to is None
+    assert 0 < len(report.replies) <= 1
+
+
+async def test_a_frame_kind_asterisk_does_not_accept_is_answered_with_an_error_frame():
+    async with running_fake_line(Behaviour(opening_ms=200, bad_kind=0x03)) as line:
+        report = await ring("pbx", line, [Listen(quiet_ms=2000, timeout_s=5)])
+    assert report.ended_by == "fault"
+    assert "DTMF" in report.fault
+
+
+@pytest.mark.parametrize("transport", ["pbx", "carrier"])
+async def test_a_refused_call_is_reported_as_refused(transport):
+    async with running_fake_line() as line:
+        report = await ring(transport, line, [Listen()], secret="wrong", credential="wrong")
+    assert not report.answered and report.ended_by == "refused"
+
+
+def test_wav_files_round_trip_at_the_call_rate(tmp_path):
+    pcm = tone(100)
+    write_wav(tmp_path / "a.wav", pcm)
+    assert read_wav(tmp_path / "a.wav") == pcm
+    with wave.open(str(tmp_path / "b.wav"), "wb") as stereo:
+        stereo.setnchannels(2)
+        stereo.setsampwidth(2)
+        stereo.setframerate(16000)
+        stereo.writeframes(b"\x10\x00\x30\x00" * 1600)
+    assert len(read_wav(tmp_path / "b.wav")) == 1600  # 0.1 s at 8 kHz
+
+
+def test_twiml_answers_are_read_and_public_addresses_relayed():
+    from core import twiml
+
+    connect = read_instruction(twiml.connect_stream("https://p.example/x/continue",
+                                                    "wss://p.example/x/media", {"ticket": "t"}))
+    assert (connect.verb, connect.action, connect.parameters) == (
+        "Connect", "https://p.example/x/continue", {"ticket": "t"})
+    assert read_instruction(twiml.dial("+441632960999")).number == "+441632960999"
+    assert read_instruction(twiml.reject()).verb == "Reject"
+    with pytest.raises(ValueError):
+        read_instruction(b"<html/>")
+    assert relay("wss://p.example/x/media", "https://p.example/x",
+                 "http://127.0.0.1:9") == "ws://127.0.0.1:9/media"
+    assert relay("https://p.example/x/continue", "https://p.example/x",
+                 "http://127.0.0.1:9") == "http://127.0.0.1:9/continue"
+
+
+async def test_a_script_that_plays_audio_without_a_synthesiser_needs_none():
+    steps = await prepare([Play(tone(40)), Listen()], None)
+    assert isinstance(steps[0], Play)
+    with pytest.raises(ValueError):
+        await prepare([Say("x")], None)
