@@ -14,7 +14,8 @@ from blacksheep import Request, Response, Router
 
 from app.http.bodies import read_json_value
 from app.http.errors import ApiError, json_response
-from app.public_api import passthrough
+from app.public_api import agent_calls, passthrough
+from app.public_api.agent_calls import AGENT_PREFIX
 from app.public_api.auth import admit, api_caller
 from app.services.access import reach_of
 from app.services.bundle import Services
@@ -22,7 +23,6 @@ from app.services.providers import LOCAL, ModelNotFound
 from app.tables import Provider
 from core.chat_request import ChatRequestError, read_chat_request
 
-AGENT_PREFIX = "agent/"
 API_MAX_BODY_BYTES = 8 * 1024 * 1024
 
 
@@ -66,15 +66,11 @@ async def chat_completions(request: Request, svc: Services) -> Response:
     except ChatRequestError as exc:
         raise ApiError(exc.message, code=exc.code, field=exc.param, status=400) from None
     if chat.model.startswith(AGENT_PREFIX):
-        from app.public_api import agent_calls
-
         return await agent_calls.answer(request, svc, identity, chat)
     resolved = await svc.providers.resolve(chat.model, identity.account_id)
-    headers = await admit(svc, identity)
     if resolved.is_local:
-        from app.public_api import agent_calls
-
-        return await agent_calls.answer_local(request, svc, identity, chat, headers)
+        return await agent_calls.answer_local(request, svc, identity, chat)
+    headers = await admit(svc, identity)
     run = passthrough.stream if chat.stream else passthrough.complete
     return await run(request, svc, identity, chat, resolved, headers)
 

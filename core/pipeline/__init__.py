@@ -11,7 +11,7 @@ model is ``core.local_model``.
 - ``_steps``: a streamed reply assembled (text, tool calls, usage) and the step budget.
 """
 
-from core.pipeline._citations import cited_numbers, map_citations, snippet
+from core.pipeline._citations import cited_numbers, map_citations, snippet, url_annotations
 from core.pipeline._events import (
     Citation,
     CitationsFound,
@@ -82,4 +82,5 @@ __all__ = [
     "result_text",
     "snippet",
     "tool_result_message",
+    "url_annotations",
 ]

@@ -4,17 +4,21 @@ The prompt numbers the retrieved passages ``[1]``..``[n]`` and asks the model to
 them that way (``_prompt.py``). Models write markers in several shapes — ``[2]``,
 ``[1][3]``, ``[1, 3]``, ``[2-4]`` — so all of them are read; a number outside the
 passages (a model inventing ``[9]`` of six) cites nothing.
+
+``url_annotations`` renders the citations the way OpenAI-style clients read them: one
+``url_citation`` per marker, spanning the marker's characters in the answer.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from core.passages import Passage
 from core.pipeline._events import Citation
 
-__all__ = ["SNIPPET_CHARS", "cited_numbers", "map_citations", "snippet"]
+__all__ = ["SNIPPET_CHARS", "cited_numbers", "map_citations", "snippet", "url_annotations"]
 
 SNIPPET_CHARS = 300
 _MARKER = re.compile(r"\[(\d{1,3}(?:\s*[-,–]\s*\d{1,3})*)\]")
@@ -62,3 +66,24 @@ def map_citations(text: str, passages: Sequence[Passage]) -> tuple[Citation, ...
             citations.append(Citation(number, passage.library_id, passage.document_id,
                                       passage.document_title, snippet(passage.text)))
     return tuple(citations)
+
+
+def url_annotations(text: str, citations: Sequence[Citation],
+                    url_of: Callable[[Citation], str]) -> list[dict[str, Any]]:
+    """``annotations`` of type ``url_citation`` for the markers of ``text``.
+
+    spec: DESIGN.md "/v1 protocol" — citations also as OpenAI-style annotations. Each
+    marker that cites a passage gives one annotation per passage it names, with the
+    marker's ``start_index``/``end_index`` (character offsets, end exclusive) and the
+    document's title and address (``url_of``). Markers citing nothing are left out.
+    """
+    by_number = {citation.number: citation for citation in citations}
+    annotations = []
+    for match in _MARKER.finditer(text):
+        for number in dict.fromkeys(_numbers_of(match.group(1))):
+            citation = by_number.get(number)
+            if citation is not None:
+                annotations.append({"type": "url_citation", "url_citation": {
+                    "start_index": match.start(), "end_index": match.end(),
+                    "title": citation.title, "url": url_of(citation)}})
+    return annotations

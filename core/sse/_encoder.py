@@ -128,16 +128,18 @@ class ChunkEncoder:
         *,
         content: str | None = None,
         extra: Mapping[str, Any] | None = None,
+        chunk_extra: Mapping[str, Any] | None = None,
     ) -> bytes:
-        """The last content chunk: ``finish_reason``, optional last text and extra delta
-        fields (e.g. ``annotations``)."""
+        """The last content chunk: ``finish_reason``, optional last text, extra delta
+        fields (e.g. ``annotations``) and extra top-level fields (e.g. ``citations``)."""
         delta: dict[str, Any] = {"role": "assistant"} if self.state is EncoderState.IDLE else {}
         if content is not None:
             delta["content"] = content
         delta.update(extra or {})
         self._move(_Send.FINISH)
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
-        return self._frame({**self._base, "choices": [choice], **self._null_usage()})
+        return self._frame({**self._base, "choices": [choice], **self._null_usage(),
+                            **(chunk_extra or {})})
 
     def usage(self, usage: Mapping[str, Any]) -> bytes:
         """The usage chunk (``choices: []``), or ``b""`` when the caller did not ask."""
@@ -193,12 +195,14 @@ def assemble_completion(
     finish_reason: str = "stop",
     usage: Mapping[str, Any] | None = None,
     message_extra: Mapping[str, Any] | None = None,
+    completion_extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The non-streamed ``chat.completion`` object for the same pieces of text.
 
     Built from the pieces that ``ChunkEncoder.content`` would have streamed, so a
     client gets the same text whether it asked ``stream`` or not. Serialise it with
-    any JSON encoder; ``message_extra`` adds fields such as ``annotations``.
+    any JSON encoder; ``message_extra`` adds message fields such as ``annotations``,
+    ``completion_extra`` top-level ones such as ``citations``.
     """
     message = {"role": "assistant", "content": "".join(pieces), **(message_extra or {})}
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
@@ -211,4 +215,5 @@ def assemble_completion(
     }
     if usage is not None:
         completion["usage"] = dict(usage)
+    completion.update(completion_extra or {})
     return completion
