@@ -25,6 +25,7 @@ from adapters.providers.errors import (
     map_exceptions,
 )
 from adapters.providers.streams import ChunkStream, RawRelay
+from adapters.session_pool import LazySession
 from core.errors import RemoteProtocolError
 from core.sse import MAX_EVENT_BYTES, decode_json_object, model_ids, upstream_error_message
 
@@ -74,7 +75,7 @@ class Timeouts:
         )
 
 
-class ProviderClient:
+class ProviderClient(LazySession):
     """Calls upstreams over one pooled aiohttp session (one per process and loop).
 
     ``list_models`` and ``complete`` return decoded JSON; ``stream`` and ``relay`` are
@@ -94,21 +95,6 @@ class ProviderClient:
         self.timeouts = timeouts
         self._max_connections = max_connections
         self._max_event_bytes = max_event_bytes
-        self._session: aiohttp.ClientSession | None = None
-        self._closed = False
-
-    async def __aenter__(self) -> ProviderClient:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Close the pool; the client cannot be used afterwards."""
-        self._closed = True
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
 
     async def list_models(self, upstream: Upstream, *, timeouts: Timeouts | None = None) -> list[str]:
         """The model ids the upstream offers (``GET {base}/models``)."""
@@ -146,14 +132,9 @@ class ProviderClient:
 
     # -- the request itself --------------------------------------------------------
 
-    def _get_session(self) -> aiohttp.ClientSession:
-        if self._closed:
-            raise RuntimeError("ProviderClient is closed")
-        if self._session is None:
-            # Created on first use so that it binds to the running event loop.
-            connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=60)
-            self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeouts.for_aiohttp())
-        return self._session
+    def _new_session(self) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=60)
+        return aiohttp.ClientSession(connector=connector, timeout=self.timeouts.for_aiohttp())
 
     @asynccontextmanager
     async def _request(

@@ -25,8 +25,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
 from aiohttp import web
+
+from tests.fakes.loopback import LoopbackServer
 
 __all__ = ["Behaviour", "FakeUpstream", "RecordedRequest", "ToolCall"]
 
@@ -78,7 +79,7 @@ class RecordedRequest:
 
 
 @dataclass
-class FakeUpstream:
+class FakeUpstream(LoopbackServer):
     """The server; an async context manager that starts and stops it."""
 
     behaviour: Behaviour = field(default_factory=Behaviour)
@@ -87,7 +88,7 @@ class FakeUpstream:
     requests: list[RecordedRequest] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._runner: web.AppRunner | None = None
+        self._runner = None
         #: The body bytes of the last streamed answer, exactly as written.
         self.sent = b""
 
@@ -96,45 +97,15 @@ class FakeUpstream:
         return f"http://{self.host}:{self.port}/v1"
 
     @property
-    def open_connections(self) -> int:
-        assert self._runner is not None and self._runner.server is not None
-        return len(self._runner.server.connections)
-
-    @property
     def connections_used(self) -> int:
         """How many distinct client connections the recorded requests came on."""
         return len({request.peer for request in self.requests})
 
-    async def wait_open_connections(self, count: int) -> None:
-        """Return once exactly ``count`` connections are open (wrap it in a timeout)."""
-        while self.open_connections != count:
-            await anyio.sleep(0.01)
-
-    async def start(self) -> None:
+    def _app(self) -> web.Application:
         app = web.Application()
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/chat/completions", self._chat)
-        # handler_cancellation: a client that goes away cancels our handler, so its
-        # connection leaves the open count at once instead of after a long sleep.
-        self._runner = web.AppRunner(
-            app, handler_cancellation=True, shutdown_timeout=0.5, access_log=None
-        )
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> FakeUpstream:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.stop()
+        return app
 
     # -- handlers ---------------------------------------------------------------
 

@@ -1,0 +1,45 @@
+"""One aiohttp client session per object, made on first use and closed with it.
+
+What belongs here: ``LazySession``, the lifecycle the HTTP clients of the adapters
+share — the session is created inside the running event loop the first time it is
+needed (so a client can be built before the loop starts), ``aclose()`` or ``async
+with`` closes it, and a closed client refuses further use.
+"""
+
+from __future__ import annotations
+
+from typing import Self
+
+import aiohttp
+
+__all__ = ["LazySession"]
+
+
+class LazySession:
+    """Base of a client holding one pooled session; subclasses say how to make it."""
+
+    _session: aiohttp.ClientSession | None = None
+    _closed: bool = False
+
+    def _new_session(self) -> aiohttp.ClientSession:
+        raise NotImplementedError
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        if self._closed:
+            raise RuntimeError(f"{type(self).__name__} is closed")
+        if self._session is None:  # created on first use, bound to the running loop
+            self._session = self._new_session()
+        return self._session
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the pool; the client cannot be used afterwards."""
+        self._closed = True
+        if self._session is not None:
+            await self._session.close()
+            self._session = None

@@ -1,0 +1,141 @@
+"""HTTP for the remote speech engines: one connection pool, one way to fail.
+
+What belongs here: ``SpeechHttp`` (an aiohttp session the engines of every call share,
+so a call does not pay a new TLS handshake per sentence), ``request`` (send, check the
+status, always let go of the response) and ``map_exceptions``, where aiohttp's errors
+become ``SpeechUnavailable`` with a sentence an operator can act on. What the bodies
+mean is the engines' business (``openai.py``, ``turns.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+
+from adapters.session_pool import LazySession
+from adapters.speech.base import SpeechTimeouts, SpeechUnavailable
+
+__all__ = ["Endpoint", "SpeechHttp", "map_exceptions"]
+
+_MAX_ERROR_BYTES = 16 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """A remote engine: its OpenAI-compatible base URL (``.../v1``) or, for the turn
+    detector, its whole URL; the key, or None for keyless local servers."""
+
+    url: str
+    api_key: str | None = None
+
+    def at(self, path: str) -> str:
+        return f"{self.url.rstrip('/')}/{path}" if path else self.url
+
+    @property
+    def label(self) -> str:
+        """How messages name the engine: its host, never its key or path."""
+        return urlsplit(self.url).netloc or self.url
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+
+@contextmanager
+def map_exceptions(engine: str) -> Iterator[None]:
+    """aiohttp's failures (and time-outs) raised inside become ``SpeechUnavailable``.
+    Cancellation passes through untouched."""
+    try:
+        yield
+    except SpeechUnavailable:
+        raise
+    except TimeoutError as exc:  # aiohttp's ServerTimeoutError included
+        raise SpeechUnavailable("did not answer in time", engine=engine) from exc
+    except aiohttp.ClientConnectorError as exc:
+        raise SpeechUnavailable(f"cannot connect ({exc.os_error or exc})", engine=engine) from exc
+    except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, ConnectionError) as exc:
+        raise SpeechUnavailable(f"the connection broke ({exc or type(exc).__name__})",
+                                engine=engine) from exc
+    except aiohttp.ClientError as exc:
+        raise SpeechUnavailable(f"invalid answer ({exc})", engine=engine) from exc
+
+
+def _error_message(body: bytes) -> str:
+    """The message of an OpenAI-shape error body, else the start of the body."""
+    try:
+        error = json.loads(body).get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        if isinstance(message, str) and message:
+            return message[:300]
+    except (ValueError, AttributeError):
+        pass
+    return body[:200].decode("utf-8", "replace").strip() or "no explanation"
+
+
+def _status_message(status: int, body: bytes) -> str:
+    if status in (401, 403):
+        return f"refused the key (HTTP {status}): {_error_message(body)}"
+    return f"answered HTTP {status}: {_error_message(body)}"
+
+
+class SpeechHttp(LazySession):
+    """Pooled connections to the speech engines, one per process and event loop.
+
+    Engines built without one open a session per request instead: correct, but each
+    request pays for a new connection. Call ``aclose()`` (or ``async with``) at the end.
+    """
+
+    def __init__(self, *, max_connections: int = 256) -> None:
+        self._max_connections = max_connections
+
+    def _new_session(self) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=60)
+        return aiohttp.ClientSession(connector=connector)
+
+    @asynccontextmanager
+    async def request(self, endpoint: Endpoint, path: str, timeouts: SpeechTimeouts,
+                      **kwargs: Any) -> AsyncIterator[aiohttp.ClientResponse]:
+        """POST to the engine; yields a response whose status is 2xx."""
+        async with _request(self._get_session(), endpoint, path, timeouts, kwargs) as response:
+            yield response
+
+
+@asynccontextmanager
+async def request(http: SpeechHttp | None, endpoint: Endpoint, path: str,
+                  timeouts: SpeechTimeouts, **kwargs: Any) -> AsyncIterator[aiohttp.ClientResponse]:
+    """POST through ``http``'s pool, or through a session of its own when None."""
+    if http is not None:
+        async with http.request(endpoint, path, timeouts, **kwargs) as response:
+            yield response
+        return
+    async with aiohttp.ClientSession() as session:
+        async with _request(session, endpoint, path, timeouts, kwargs) as response:
+            yield response
+
+
+@asynccontextmanager
+async def _request(session: aiohttp.ClientSession, endpoint: Endpoint, path: str,
+                   timeouts: SpeechTimeouts,
+                   kwargs: dict[str, Any]) -> AsyncIterator[aiohttp.ClientResponse]:
+    timeout = aiohttp.ClientTimeout(total=None, connect=timeouts.connect,
+                                    sock_connect=timeouts.connect, sock_read=timeouts.read)
+    with map_exceptions(endpoint.label):
+        response = await session.post(endpoint.at(path), headers=endpoint.headers(),
+                                      timeout=timeout, allow_redirects=False, **kwargs)
+    try:
+        if response.status >= 300:
+            with map_exceptions(endpoint.label):
+                body = await response.content.read(_MAX_ERROR_BYTES)
+            raise SpeechUnavailable(_status_message(response.status, body), engine=endpoint.label)
+        yield response
+    except BaseException:
+        # Left early (barge-in, cancellation, an error): close the connection rather
+        # than return it to the pool, so the engine stops working for nobody.
+        response.close()
+        raise
+    response.release()

@@ -1,0 +1,106 @@
+"""OpenAI-compatible speech engines: ``/audio/speech`` and ``/audio/transcriptions``.
+
+What belongs here: ``OpenAISynthesiser`` (text in, 24 kHz PCM16 streamed out, as
+OpenAI, Kokoro-FastAPI, openedai-speech and LocalAI serve it with ``response_format``
+``pcm``) and ``OpenAIRecogniser`` (one turn as a WAV upload, ``{"text": ...}`` back, as
+OpenAI, faster-whisper-server, whisper.cpp's server and vLLM answer). Both go through
+``http.py`` and raise only ``SpeechUnavailable``.
+
+spec: DESIGN.md "speech" — synthesis streamed, recognition per turn.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import aiohttp
+
+from adapters.speech.base import RECOGNITION_RATES, SpeechTimeouts, SpeechUnavailable
+from adapters.speech.http import Endpoint, SpeechHttp, map_exceptions, request
+from core.wav import pcm16_wav
+
+__all__ = ["OpenAIRecogniser", "OpenAISynthesiser"]
+
+#: OpenAI's ``pcm`` response format: 24 kHz, 16-bit signed little-endian, mono.
+PCM_RATE = 24000
+_MAX_TRANSCRIPT_BYTES = 1024 * 1024
+_TEXTUAL = ("application/json", "text/")  # an answer in words is not audio
+
+
+class OpenAISynthesiser:
+    """``POST {url}/audio/speech`` with ``response_format: pcm``, read as it streams."""
+
+    sample_rate = PCM_RATE
+
+    def __init__(self, endpoint: Endpoint, *, model: str, voice: str,
+                 timeouts: SpeechTimeouts = SpeechTimeouts(),
+                 http: SpeechHttp | None = None) -> None:
+        self.endpoint = endpoint
+        self.model = model
+        self.voice = voice
+        self.timeouts = timeouts
+        self._http = http
+
+    async def stream(self, text: str) -> AsyncIterator[bytes]:
+        """PCM16 chunks of even length as they arrive. Leave early through
+        ``contextlib.aclosing`` so the connection closes at once (barge-in)."""
+        body = {"model": self.model, "voice": self.voice, "input": text,
+                "response_format": "pcm"}
+        label = self.endpoint.label
+        async with request(self._http, self.endpoint, "audio/speech", self.timeouts,
+                           json=body) as response:
+            if response.content_type.startswith(_TEXTUAL):
+                raise SpeechUnavailable(f"answered {response.content_type}, not audio: check "
+                                        "that it supports response_format pcm", engine=label)
+            odd = b""  # a sample split between two network reads
+            with map_exceptions(label):
+                async for data in response.content.iter_any():
+                    data = odd + data
+                    whole = len(data) & ~1
+                    odd = data[whole:]
+                    if whole:
+                        yield data[:whole]
+            # A final lone byte is half a sample: nothing that can be played.
+
+
+class OpenAIRecogniser:
+    """``POST {url}/audio/transcriptions``: the turn as a mono PCM16 WAV, multipart."""
+
+    def __init__(self, endpoint: Endpoint, *, model: str, language: str | None = None,
+                 timeouts: SpeechTimeouts = SpeechTimeouts(),
+                 http: SpeechHttp | None = None) -> None:
+        self.endpoint = endpoint
+        self.model = model
+        self.language = language
+        self.timeouts = timeouts
+        self._http = http
+
+    async def transcribe(self, pcm16: bytes, sample_rate: int) -> str:
+        """The words of one turn ('' for nothing heard)."""
+        if sample_rate not in RECOGNITION_RATES:
+            raise ValueError(f"recognition runs at 8000 or 16000 Hz, not {sample_rate}")
+        if len(pcm16) < 2:
+            return ""
+        form = aiohttp.FormData()
+        form.add_field("file", pcm16_wav(pcm16[: len(pcm16) & ~1], sample_rate),
+                       filename="turn.wav", content_type="audio/wav")
+        form.add_field("model", self.model)
+        form.add_field("response_format", "json")
+        if self.language:
+            form.add_field("language", self.language)
+        label = self.endpoint.label
+        async with request(self._http, self.endpoint, "audio/transcriptions", self.timeouts,
+                           data=form) as response:
+            with map_exceptions(label):
+                body = await response.content.read(_MAX_TRANSCRIPT_BYTES + 1)
+        if len(body) > _MAX_TRANSCRIPT_BYTES:
+            raise SpeechUnavailable("answered a transcript too large to be one turn", engine=label)
+        try:
+            text = json.loads(body)["text"]
+        except (ValueError, KeyError, TypeError):
+            raise SpeechUnavailable("answered something that is not {\"text\": ...}",
+                                    engine=label) from None
+        if not isinstance(text, str):
+            raise SpeechUnavailable("answered a text that is not a string", engine=label)
+        return text.strip()

@@ -1,0 +1,61 @@
+"""Semantic turn detection over HTTP: partial transcript in, end-of-turn probability out.
+
+What belongs here: ``HttpTurnDetector``, the client of the turn-detection service named
+by ``voice.turn_detection_url`` (spec: DESIGN.md "turn detection"). No standard exists,
+so the protocol is ours and small (docs/decisions.md "Speech engines"):
+
+    POST {voice.turn_detection_url}
+    Content-Type: application/json
+    {"transcript": "I'd like to book a table for"}
+
+    200 OK
+    Content-Type: application/json
+    {"probability": 0.12}
+
+``probability`` is a number from 0 to 1 that the speaker has finished their turn. Any
+other answer — another status, a body that is not that object, a number out of range —
+and any time-out raise ``SpeechUnavailable``; the voice pipeline then stops asking for
+the rest of the call.
+"""
+
+from __future__ import annotations
+
+import json
+
+from adapters.speech.base import SpeechTimeouts, SpeechUnavailable
+from adapters.speech.http import Endpoint, SpeechHttp, map_exceptions, request
+
+__all__ = ["TURN_TIMEOUTS", "HttpTurnDetector"]
+
+#: A turn waits on this answer, so it must be quick; the pipeline's own ceiling (four
+#: times the pause) bounds the wait in any case.
+TURN_TIMEOUTS = SpeechTimeouts(connect=1.0, read=2.0)
+_MAX_ANSWER_BYTES = 4096
+
+
+class HttpTurnDetector:
+    """Asks the turn-detection service whether the caller has finished."""
+
+    def __init__(self, endpoint: Endpoint, *, timeouts: SpeechTimeouts = TURN_TIMEOUTS,
+                 http: SpeechHttp | None = None) -> None:
+        self.endpoint = endpoint
+        self.timeouts = timeouts
+        self._http = http
+
+    async def end_of_turn(self, transcript: str) -> float:
+        """Probability 0..1 that ``transcript`` is a finished turn."""
+        label = self.endpoint.label
+        async with request(self._http, self.endpoint, "", self.timeouts,
+                           json={"transcript": transcript}) as response:
+            with map_exceptions(label):
+                body = await response.content.read(_MAX_ANSWER_BYTES + 1)
+        try:
+            probability = json.loads(body)["probability"]
+        except (ValueError, KeyError, TypeError):
+            raise SpeechUnavailable('answered something that is not {"probability": ...}',
+                                    engine=label) from None
+        if (isinstance(probability, bool) or not isinstance(probability, (int, float))
+                or not 0 <= probability <= 1):  # NaN fails the range too
+            raise SpeechUnavailable(f"answered probability {probability!r}, not a number "
+                                    "from 0 to 1", engine=label)
+        return float(probability)
