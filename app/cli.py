@@ -205,6 +205,117 @@ def cmd_telephony_check(args: argparse.Namespace) -> int:
     return 0 if all(result.ok for result in results) else 1
 
 
+class _Utterance(argparse.Action):
+    """--say and --play keep their order on the command line: the caller speaks them
+    one after the other."""
+
+    def __call__(self, parser, namespace, value, option_string=None) -> None:
+        utterances = list(getattr(namespace, "utterances", None) or [])
+        utterances.append((self.const, value))
+        namespace.utterances = utterances
+
+
+def _caller_script(args: argparse.Namespace) -> list:
+    from adapters.call_simulator import AudioFileError, Listen, Play, Say, read_wav
+
+    listen = Listen(quiet_ms=args.quiet_ms, timeout_s=args.listen_secs)
+    steps: list = [] if args.over_opening else [listen]
+    for kind, value in args.utterances or []:
+        if kind == "say":
+            steps.append(Say(value))
+        else:
+            try:
+                steps.append(Play(read_wav(Path(value)), label=Path(value).name))
+            except AudioFileError as exc:
+                raise Exit(EX_DATAERR, str(exc)) from None
+        steps.append(listen)
+    return steps
+
+
+def _audiosocket_address(text: str | None) -> tuple[str, int]:
+    host, _, port = (text or "").rpartition(":")
+    if not host or not port.isdigit():
+        raise Exit(EX_USAGE, "give the AudioSocket listen address as --audiosocket HOST:PORT "
+                             "(the server's telephony.pbx_listen)")
+    return host.strip("[]"), int(port)
+
+
+def _local_synthesiser():
+    """eSpeak NG, the local synthesiser a fresh install has."""
+    try:
+        from adapters.speech.local import LocalSynthesiser
+    except ImportError as exc:
+        raise Exit(EX_UNAVAILABLE, f"local synthesis (eSpeak NG) is not available ({exc}); "
+                                   "use --play with a WAV file instead") from None
+    return LocalSynthesiser()
+
+
+def _local_recogniser():
+    """PocketSphinx when it is installed; None otherwise (no transcript is printed)."""
+    try:
+        from adapters.speech.local import LocalRecogniser
+    except ImportError:
+        print("local recognition (PocketSphinx) is not available: no transcript",
+              file=sys.stderr)
+        return None
+    return LocalRecogniser()
+
+
+async def _simulate(args: argparse.Namespace) -> int:
+    import aiohttp
+
+    from adapters.call_simulator import Caller, prepare, ring_carrier, ring_pbx, transcribe
+    from adapters.call_simulator.summary import describe
+    from adapters.speech import SpeechUnavailable
+
+    steps = _caller_script(args)
+    synthesiser = _local_synthesiser() if any(k == "say" for k, _ in args.utterances or []) \
+        else None
+    try:
+        caller = Caller(await prepare(steps, synthesiser))
+    except SpeechUnavailable as exc:
+        raise Exit(EX_UNAVAILABLE, f"local synthesis failed: {exc}") from None
+    common = {"server_url": args.server, "caller_number": args.caller, "dialled": args.to,
+              "caller": caller}
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None,
+                                                                       sock_connect=10)) as http:
+            if args.via == "pbx":
+                report = await ring_pbx(audiosocket=_audiosocket_address(args.audiosocket),
+                                        secret=args.secret or "", http=http, **common)
+            else:
+                report = await ring_carrier(public_base=args.public_url,
+                                            credential=args.credential or "", http=http,
+                                            **common)
+    except (aiohttp.ClientError, OSError) as exc:
+        raise Exit(EX_UNAVAILABLE, f"cannot reach the line: {exc}") from None
+    if not args.no_transcript:
+        recogniser = _local_recogniser()
+        if recogniser is not None:
+            await transcribe(report, recogniser)
+    print(describe(report))
+    if args.save and report.answered:
+        from adapters.call_simulator import write_wav
+
+        write_wav(Path(args.save), report.heard)
+        print(f"saved what the line said to {args.save}")
+    return 0 if report.answered and report.fault is None else 1
+
+
+def cmd_call_simulate(args: argparse.Namespace) -> int:
+    """Ring a line on a running server as its telephone network would."""
+    configure_logging("warning")
+    if args.via == "carrier" and not args.credential:
+        raise Exit(EX_USAGE, "give the stored carrier credential with --credential")
+    if args.via == "pbx":
+        _audiosocket_address(args.audiosocket)
+        if not args.secret:
+            raise Exit(EX_USAGE, "give the shared secret with --secret")
+    import anyio
+
+    return anyio.run(_simulate, args)
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="svc", description="Self-hosted assistant service.")
     top.add_argument("--config", help="TOML configuration file (default: $SVC_CONFIG or ./svc.toml)")
@@ -231,6 +342,42 @@ def parser() -> argparse.ArgumentParser:
         dest="telephony_command", required=True)
     check = telephony.add_parser("check", help="run the telephony readiness checks")
     check.set_defaults(run=cmd_telephony_check)
+
+    call = commands.add_parser("call", help="telephone calls").add_subparsers(
+        dest="call_command", required=True)
+    simulate = call.add_parser(
+        "simulate", help="ring a line on a running server as its telephone network would",
+        description="Ring a line as a Twilio-compatible carrier (--via carrier) or as "
+                    "Asterisk with AudioSocket (--via pbx), wait for the opening, say each "
+                    "--say (local synthesis) or --play (a WAV file) in turn and listen to "
+                    "the reply, then hang up. Prints what was said with a transcript (local "
+                    "recognition) and how long each reply took.")
+    simulate.add_argument("--via", choices=("carrier", "pbx"), required=True)
+    simulate.add_argument("--to", required=True, help="the line's number, E.164")
+    simulate.add_argument("--from", dest="caller", default="+441632960777",
+                          help="the calling number (default %(default)s)")
+    simulate.add_argument("--server", default="http://127.0.0.1:8080",
+                          help="where the server answers HTTP (default %(default)s)")
+    simulate.add_argument("--public-url", help="carrier: the public address the server is "
+                          "configured with, which the carrier signs (default: --server)")
+    simulate.add_argument("--credential", help="carrier: the stored carrier credential")
+    simulate.add_argument("--audiosocket", help="pbx: the AudioSocket listen address, HOST:PORT")
+    simulate.add_argument("--secret", help="pbx: the shared secret")
+    simulate.add_argument("--say", action=_Utterance, const="say", metavar="TEXT",
+                          help="say this (repeatable; in order with --play)")
+    simulate.add_argument("--play", action=_Utterance, const="play", metavar="WAV",
+                          help="play this 16-bit WAV file (repeatable)")
+    simulate.add_argument("--over-opening", action="store_true",
+                          help="speak at once, over the opening, instead of after it")
+    simulate.add_argument("--quiet-ms", type=int, default=1200,
+                          help="quiet after the line's speech that ends a reply "
+                               "(default %(default)s)")
+    simulate.add_argument("--listen-secs", type=float, default=30.0,
+                          help="longest wait for each reply (default %(default)s)")
+    simulate.add_argument("--save", metavar="WAV", help="save what the line said here")
+    simulate.add_argument("--no-transcript", action="store_true",
+                          help="skip local recognition of what the line said")
+    simulate.set_defaults(run=cmd_call_simulate, utterances=[])
     return top
 
 
