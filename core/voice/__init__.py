@@ -4,6 +4,7 @@
 - ``_dials``: the speech dials of a call and the conversation's fixed limits.
 - ``_events``: the inputs the conversation is fed and the actions it returns.
 - ``_conversation``: ``CallConversation``, the machine itself.
+- ``_sentences``: an answer streamed as text, cut into sentences for synthesis.
 
 The adapter (``adapters.voice``) owns the audio, the engines and the clock; it feeds
 the machine and carries out its actions.
@@ -39,10 +40,12 @@ from ._events import (
     TurnJudgeFailed,
     TurnJudged,
 )
+from ._sentences import MAX_SENTENCE_CHARS, SentenceSplitter
 from ._opening import RECORDING_SENTENCE, STANDARD_NOTICE, compose_opening, notice_in_force
 
 __all__ = [
     "END_OF_TURN_PROBABILITY",
+    "MAX_SENTENCE_CHARS",
     "MAX_TURN_SECONDS",
     "OPENING_UTTERANCE",
     "PEER_SILENCE_SECONDS",
@@ -64,6 +67,7 @@ __all__ = [
     "Recognise",
     "RecognitionFailed",
     "Respond",
+    "SentenceSplitter",
     "Speak",
     "SpeechFailed",
     "SpeechFinished",

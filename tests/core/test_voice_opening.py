@@ -68,3 +68,31 @@ def test_recording_sentence_appears_once_right_after_the_first_sentence(greeting
     assert opening[after_first:].startswith(f" {RECORDING_SENTENCE}")
     # Nothing of the notice is lost or reordered.
     assert opening.replace(f" {RECORDING_SENTENCE}", "").endswith(" ".join(notice.split()))
+
+
+# -- an answer cut into sentences for synthesis
+
+from core.voice import MAX_SENTENCE_CHARS, SentenceSplitter  # noqa: E402
+
+
+def test_sentences_come_out_as_soon_as_they_are_complete():
+    splitter = SentenceSplitter()
+    assert splitter.feed("We open at 8.30") == []
+    assert splitter.feed(" on weekdays. We clo") == ["We open at 8.30 on weekdays."]
+    assert splitter.feed("se at five!\nAnything else") == ["We close at five!"]
+    assert splitter.flush() == "Anything else"
+    assert splitter.flush() == ""
+
+
+def test_a_long_run_without_an_end_is_cut_at_a_space():
+    splitter = SentenceSplitter()
+    pieces = splitter.feed("word " * 100)
+    assert pieces and all(len(piece) <= MAX_SENTENCE_CHARS for piece in pieces)
+
+
+@given(st.lists(st.text(alphabet="ab .!?\n", max_size=12), max_size=20))
+def test_splitting_keeps_every_word_in_order_however_the_text_arrives(pieces):
+    splitter = SentenceSplitter()
+    out = [s for piece in pieces for s in splitter.feed(piece)]
+    out.append(splitter.flush())
+    assert " ".join(" ".join(out).split()) == " ".join("".join(pieces).split())

@@ -1,0 +1,419 @@
+"""The voice session of one call: caller audio in, the agent's speech out.
+
+``run_call`` drives ``core.voice.CallConversation`` for one answered call:
+
+* caller audio from the transport (8 kHz PCM) is resampled to the recognition rate
+  (``kernels.resample``), run through the energy detector (``kernels.energy``, the
+  ``voice.phone.*`` dials), kept for the turn while the conversation captures, and
+  fed to the conversation;
+* the conversation's actions are carried out: the opening and each answer are
+  synthesised, resampled to 8 kHz, framed and played every 20 ms (``Player``); a turn
+  is recognised, judged by the turn detector, and given to the agent; a barge-in stops
+  playback at once;
+* when the line records, both sides go to the recorder step by step; a recorder that
+  fails is dropped, ``on_recording_failed`` is told, and the call goes on.
+
+The agent is passed in (``CallAgent``): the app runs the pipeline with the line's
+account and the call's context and stores the transcript. The session returns the
+conversation's ``EndCall``: the outcome input for the call log.
+
+Engines raise ``SpeechUnavailable``; any exception from one is treated as the engine
+being unavailable (logged), so one bad engine cannot take the call's loop down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio
+from anyio.abc import TaskGroup
+
+from adapters.voice.playback import Framer, Player
+from adapters.voice.transport import (
+    LINE_RATE,
+    CallEngines,
+    CallTransport,
+    TransportBroken,
+)
+from core.call_outcome import CallInput
+from core.voice import (
+    MAX_TURN_SECONDS,
+    OPENING_UTTERANCE,
+    Action,
+    CallConversation,
+    CallerAudio,
+    CallerHungUp,
+    CaptureTurn,
+    ConnectionLost,
+    DropTurn,
+    EndCall,
+    Input,
+    JudgeTurn,
+    PhoneDials,
+    Recognise,
+    RecognitionFailed,
+    Respond,
+    SentenceSplitter,
+    Speak,
+    SpeechFailed,
+    SpeechFinished,
+    SpeechPlaying,
+    StopSpeaking,
+    Transcribed,
+    TurnJudgeFailed,
+    TurnJudged,
+)
+from kernels.energy import Detector, VoiceEvent
+from kernels.resample import Resampler
+
+__all__ = ["CallAgent", "CallSetup", "Recorder", "run_call"]
+
+log = logging.getLogger("svc.voice")
+
+#: Caller audio kept from before speech is reported, so a turn starts with its first
+#: syllable: the detector reports speech only after ``min_speech_ms`` of it.
+PREROLL_EXTRA_SECONDS = 0.3
+#: Line audio waiting for the caller's matching step in the recording, at most.
+MAX_RECORDING_LAG_BYTES = 5 * LINE_RATE * 2
+#: Time left to send our hangup once the call is over.
+HANG_UP_SECONDS = 2.0
+
+_QUIET = CallerAudio()
+
+
+class CallAgent(Protocol):
+    """The agent on a call, as the app provides it."""
+
+    def answer(self, transcript: str) -> AsyncIterator[str]:
+        """The answer to one turn of the caller, as text pieces while it is written."""
+        ...
+
+    def ending(self) -> CallInput | None:
+        """After an answer: ``SERVICE_HUNG_UP`` or ``TRANSFERRED`` when the agent decided
+        the call ends, else None."""
+        ...
+
+
+class Recorder(Protocol):
+    """The recording of a call (``adapters.recorder.CallRecorder``)."""
+
+    def write(self, caller: bytes, line: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CallSetup:
+    """What a session needs to know of its call."""
+
+    opening: str
+    dials: PhoneDials = PhoneDials()
+    #: The recogniser's rate: 8000 or 16000 (spec: "Prerequisites").
+    recognition_rate: int = 16000
+
+
+async def run_call(transport: CallTransport, engines: CallEngines, agent: CallAgent,
+                   setup: CallSetup, *, recorder: Recorder | None = None,
+                   on_recording_failed: Callable[[], Awaitable[None]] | None = None) -> EndCall:
+    """Run the call until it ends; returns how it ended. The transport is hung up (when
+    our side ends it) but not closed: that is its owner's."""
+    session = _CallSession(transport, engines, agent, setup, recorder, on_recording_failed)
+    return await session.run()
+
+
+def _closing(iterator: Any) -> contextlib.AbstractAsyncContextManager[Any]:
+    return contextlib.aclosing(iterator) if hasattr(iterator, "aclose") else (
+        contextlib.nullcontext(iterator))
+
+
+class _CallSession:
+    def __init__(self, transport: CallTransport, engines: CallEngines, agent: CallAgent,
+                 setup: CallSetup, recorder: Recorder | None,
+                 on_recording_failed: Callable[[], Awaitable[None]] | None) -> None:
+        self.transport = transport
+        self.engines = engines
+        self.agent = agent
+        self.setup = setup
+        self.recorder = recorder
+        self.on_recording_failed = on_recording_failed
+        dials, rate = setup.dials, setup.recognition_rate
+        self.conversation = CallConversation(
+            setup.opening, dials, turn_detection=engines.turn_detector is not None)
+        self.detector = Detector(rate, speech_threshold=dials.speech_rms,
+                                 min_speech_ms=dials.min_speech_ms,
+                                 silence_threshold_ms=dials.silence_threshold_ms,
+                                 barge_threshold=dials.barge_rms, barge_min_ms=dials.barge_min_ms)
+        self.to_recognition = Resampler(LINE_RATE, rate) if rate != LINE_RATE else None
+        self.player = Player(transport, self._frame_sent)
+        preroll_bytes = int((dials.min_speech_ms / 1000 + PREROLL_EXTRA_SECONDS) * rate) * 2
+        self.preroll: deque[bytes] = deque()
+        self.preroll_bytes, self.preroll_limit = 0, preroll_bytes
+        self.turn_audio: bytearray | None = None  # None while no turn is captured
+        self.turn_limit = int(MAX_TURN_SECONDS * rate) * 2
+        self.line_pending = bytearray()  # line audio not yet paired with caller audio
+        self.muted: set[int] = set()  # answers the caller talked over
+        self.last_answer = OPENING_UTTERANCE  # the answer most recently begun
+        self.reply_lock = anyio.Lock()
+        self.ended = anyio.Event()
+        self.timer_wake = anyio.Event()
+        self.timer_target = float("inf")
+        self.tasks: TaskGroup | None = None
+
+    # -- the loop
+
+    async def run(self) -> EndCall:
+        try:
+            async with anyio.create_task_group() as tasks:
+                self.tasks = tasks
+                tasks.start_soon(self.player.run)
+                tasks.start_soon(self._read)
+                tasks.start_soon(self._keep_time)
+                self._carry_out(self.conversation.start(anyio.current_time()))
+                await self.ended.wait()
+                ending = self.conversation.ending
+                assert ending is not None
+                if ending.hang_up:
+                    with anyio.move_on_after(HANG_UP_SECONDS, shield=True):
+                        await self.transport.hang_up()
+                tasks.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._close_recorder()
+        return ending
+
+    def _feed(self, given: Input) -> None:
+        """Give the conversation one input and carry out what it decides."""
+        self._carry_out(self.conversation.handle(given, anyio.current_time()))
+
+    def _carry_out(self, actions: list[Action]) -> None:
+        for action in actions:
+            _ACTIONS[type(action)](self, action)
+        deadline = self.conversation.deadline
+        if deadline is not None and deadline < self.timer_target:
+            self.timer_wake.set()  # the timer sleeps towards a later deadline
+
+    async def _keep_time(self) -> None:
+        while not self.ended.is_set():
+            deadline = self.conversation.deadline
+            if deadline is None:
+                return
+            self.timer_wake, self.timer_target = anyio.Event(), deadline
+            with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
+                await self.timer_wake.wait()
+            now = anyio.current_time()
+            deadline = self.conversation.deadline
+            if deadline is not None and now >= deadline:
+                self._carry_out(self.conversation.handle_timer(now))
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                pcm = await self.transport.receive()
+                if pcm is None:
+                    self._feed(CallerHungUp())
+                    return
+                if pcm:
+                    self._caller_audio(pcm)
+        except TransportBroken as exc:
+            log.info("audio connection broke: %s", exc)
+            self._feed(ConnectionLost())
+
+    def _caller_audio(self, pcm: bytes) -> None:
+        self._record(pcm)
+        audio = self.to_recognition.process(pcm) if self.to_recognition else pcm
+        events = self.detector.update(audio)
+        if self.turn_audio is not None:
+            if len(self.turn_audio) < self.turn_limit:
+                self.turn_audio += audio
+        else:
+            self.preroll.append(audio)
+            self.preroll_bytes += len(audio)
+            while self.preroll_bytes - len(self.preroll[0]) >= self.preroll_limit:
+                self.preroll_bytes -= len(self.preroll.popleft())
+        self._feed(CallerAudio(bool(events & VoiceEvent.SPEECH_START),
+                               bool(events & VoiceEvent.SPEECH_END),
+                               bool(events & VoiceEvent.BARGE_IN)) if events else _QUIET)
+
+    # -- recording
+
+    def _frame_sent(self, utterance: int, frame: bytes) -> None:
+        if utterance not in self.muted:
+            self._feed(SpeechPlaying(utterance))
+        if self.recorder is not None and len(self.line_pending) < MAX_RECORDING_LAG_BYTES:
+            self.line_pending += frame
+
+    def _record(self, caller: bytes) -> None:
+        if self.recorder is None:
+            return
+        line = bytes(self.line_pending[:len(caller)])
+        del self.line_pending[:len(caller)]
+        try:
+            self.recorder.write(caller, line)
+        except Exception:
+            self._recording_failed()
+
+    def _recording_failed(self) -> None:
+        # spec: "Recording" — a failed write marks the call and the call continues.
+        log.exception("recording failed; the call goes on without it")
+        self.recorder = None
+        if self.tasks is not None:
+            self.tasks.start_soon(self._mark_recording_failed)
+
+    async def _mark_recording_failed(self) -> None:
+        if self.on_recording_failed is None:
+            return
+        try:
+            await self.on_recording_failed()
+        except Exception:
+            log.exception("the call could not be marked recording_failed")
+
+    async def _close_recorder(self) -> None:
+        # spec: "Recording" — it ends where the service's side of the call ends.
+        recorder, self.recorder = self.recorder, None
+        if recorder is None:
+            return
+        try:
+            recorder.close()
+        except Exception:
+            log.exception("the recording could not be finished")
+            await self._mark_recording_failed()
+
+    # -- actions
+
+    def _speak(self, action: Speak) -> None:
+        assert self.tasks is not None
+        self.tasks.start_soon(self._say_opening, action.text)
+
+    def _capture(self, action: CaptureTurn) -> None:
+        self.turn_audio = bytearray(b"".join(self.preroll))
+        self.preroll.clear()
+        self.preroll_bytes = 0
+
+    def _drop(self, action: DropTurn | None = None) -> None:
+        self.turn_audio = None
+
+    def _recognise(self, action: Recognise) -> None:
+        assert self.tasks is not None
+        audio = bytes(self.turn_audio or b"")
+        self.tasks.start_soon(self._transcribe, action.request, audio)
+
+    def _judge(self, action: JudgeTurn) -> None:
+        assert self.tasks is not None
+        self.tasks.start_soon(self._ask_detector, action.request, action.transcript)
+
+    def _respond(self, action: Respond) -> None:
+        assert self.tasks is not None
+        self._drop()
+        self.last_answer = action.utterance
+        self.tasks.start_soon(self._answer, action.utterance, action.transcript)
+
+    def _stop_speaking(self, action: StopSpeaking) -> None:
+        assert self.tasks is not None
+        self.muted.add(self.last_answer)
+        self.player.stop()
+        self.tasks.start_soon(self.transport.stop_playback)
+
+    def _end(self, action: EndCall) -> None:
+        self.player.stop()
+        self.ended.set()
+
+    # -- work the actions start
+
+    async def _say_opening(self, text: str) -> None:
+        if not await self._synthesise(OPENING_UTTERANCE, text):
+            self._feed(SpeechFailed(OPENING_UTTERANCE))
+            return
+        await self.player.finished(OPENING_UTTERANCE).wait()
+        self._feed(SpeechFinished(OPENING_UTTERANCE))
+
+    async def _synthesise(self, utterance: int, text: str) -> bool:
+        """Speak ``text`` into the player; False when synthesis was unavailable."""
+        synthesiser = self.engines.synthesiser
+        rate = synthesiser.sample_rate
+        to_line = Resampler(rate, LINE_RATE) if rate != LINE_RATE else None
+        framer = Framer()
+        try:
+            async with _closing(synthesiser.stream(text)) as chunks:
+                async for chunk in chunks:
+                    if utterance in self.muted:
+                        return True
+                    for frame in framer.feed(to_line.process(chunk) if to_line else chunk):
+                        self.player.play(utterance, frame)
+        except Exception:
+            log.warning("synthesis unavailable", exc_info=True)
+            return False
+        last = framer.flush()
+        if last is not None and utterance not in self.muted:
+            self.player.play(utterance, last)
+        return True
+
+    async def _transcribe(self, request: int, audio: bytes) -> None:
+        try:
+            text = await self.engines.recogniser.transcribe(audio, self.setup.recognition_rate)
+        except Exception:
+            log.warning("recognition unavailable", exc_info=True)
+            self._feed(RecognitionFailed(request))
+            return
+        self._feed(Transcribed(request, text if isinstance(text, str) else ""))
+
+    async def _ask_detector(self, request: int, transcript: str) -> None:
+        detector = self.engines.turn_detector
+        assert detector is not None
+        # The conversation gives up at the hold ceiling; this only ends the request.
+        with anyio.move_on_after(self.setup.dials.hold_seconds + 1.0):
+            try:
+                probability = float(await detector.end_of_turn(transcript))
+            except Exception:
+                log.warning("turn detection unavailable; not asked again this call",
+                            exc_info=True)
+                self._feed(TurnJudgeFailed(request))
+                return
+            self._feed(TurnJudged(request, probability))
+
+    async def _answer(self, utterance: int, transcript: str) -> None:
+        # Answers are given one after another: a talked-over answer finishes first.
+        async with self.reply_lock:
+            sentences_in, sentences_out = anyio.create_memory_object_stream[str](16)
+            spoke = True
+            async with anyio.create_task_group() as reply:
+                reply.start_soon(self._write_answer, transcript, sentences_in)
+                async with sentences_out:
+                    async for sentence in sentences_out:
+                        if spoke and utterance not in self.muted:
+                            spoke = await self._synthesise(utterance, sentence)
+            if not spoke:
+                self._feed(SpeechFailed(utterance))
+                return
+            await self.player.finished(utterance).wait()
+            self._feed(SpeechFinished(utterance, self.agent.ending()))
+
+    async def _write_answer(self, transcript: str, sentences: Any) -> None:
+        splitter = SentenceSplitter()
+        async with sentences:
+            try:
+                async with _closing(self.agent.answer(transcript)) as pieces:
+                    async for piece in pieces:
+                        for sentence in splitter.feed(piece):
+                            await sentences.send(sentence)
+            except Exception:
+                log.exception("the agent failed to answer a turn")
+            rest = splitter.flush()
+            if rest:
+                await sentences.send(rest)
+
+
+_ACTIONS: dict[type, Callable[[_CallSession, Any], None]] = {
+    Speak: _CallSession._speak,
+    CaptureTurn: _CallSession._capture,
+    DropTurn: _CallSession._drop,
+    Recognise: _CallSession._recognise,
+    JudgeTurn: _CallSession._judge,
+    Respond: _CallSession._respond,
+    StopSpeaking: _CallSession._stop_speaking,
+    EndCall: _CallSession._end,
+}

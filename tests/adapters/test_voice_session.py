@@ -1,0 +1,229 @@
+"""The voice session of a call over an in-memory transport with instant fake engines:
+the opening, turns, barge-in, the ends of a call, recording (spec: telephony.md
+"Opening of every call", "Speech dials for calls", "Recording", "Limits")."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from adapters.voice.session import CallSetup, run_call
+from adapters.voice.transport import TransportBroken
+from core.call_outcome import CallInput
+from core.voice import EndCall, PhoneDials
+from tests.fakes.voice import (
+    SPEECH_MS_PER_CHAR,
+    Caller,
+    FakeAgent,
+    FakeDetector,
+    FakeEngines,
+    FakeRecogniser,
+    FakeRecorder,
+    FakeSynthesiser,
+    MemoryTransport,
+)
+
+pytestmark = pytest.mark.anyio
+
+OPENING = "Hello, this is a test line."
+QUICK = PhoneDials(silence_threshold_ms=300, min_speech_ms=100, turn_detection=False,
+                   barge_min_ms=100)
+
+
+def frames_for(text: str) -> int:
+    """Frames the fake synthesiser's audio for ``text`` fills at 8 kHz."""
+    return -(-len(text) * SPEECH_MS_PER_CHAR // 20)
+
+
+class Call:
+    """One session under test, with its caller and what it was given."""
+
+    def __init__(self, engines: FakeEngines | None = None, agent: FakeAgent | None = None,
+                 dials: PhoneDials = QUICK, recorder: FakeRecorder | None = None,
+                 rate: int = 16000) -> None:
+        self.engines = engines or FakeEngines()
+        self.agent = agent or FakeAgent()
+        self.transport = MemoryTransport()
+        self.caller = Caller(self.transport.to_session.send)
+        self.setup = CallSetup(OPENING, dials, rate)
+        self.recorder = recorder
+        self.recording_failed = 0
+        self.ending: EndCall | None = None
+
+    async def _mark_failed(self) -> None:
+        self.recording_failed += 1
+
+    async def run(self, script) -> EndCall:
+        async def session() -> None:
+            self.ending = await run_call(self.transport, self.engines, self.agent, self.setup,
+                                         recorder=self.recorder,
+                                         on_recording_failed=self._mark_failed)
+            tasks.cancel_scope.cancel()
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(session)
+                tasks.start_soon(self.caller.run)
+                await script(self)
+                await anyio.sleep_forever()
+        assert self.ending is not None
+        return self.ending
+
+    async def opening_played(self) -> None:
+        await self.transport.until(lambda: self.transport.count("end_of_speech") >= 1)
+
+    async def hang_up(self) -> None:
+        await anyio.sleep(0.1)
+        await self.transport.to_session.aclose()
+
+
+async def test_opening_is_heard_whole_and_speech_over_it_is_ignored():
+    async def script(call: Call) -> None:
+        await call.caller.say(0.5)  # the caller talks over the opening
+        await call.opening_played()
+        await anyio.sleep(0.5)
+        await call.hang_up()
+
+    call = Call()
+    ending = await call.run(script)
+    assert ending == EndCall(CallInput.CALLER_HUNG_UP, hang_up=False)
+    assert call.engines.synthesiser.spoken == [OPENING]
+    assert call.transport.count("frame") == frames_for(OPENING)  # every frame of it
+    assert call.transport.count("stop") == 0
+    assert call.engines.recogniser.heard == []  # neither answered
+    assert call.agent.questions == []  # nor acted on
+
+
+async def test_a_turn_is_recognised_at_the_recognition_rate_answered_and_spoken():
+    async def script(call: Call) -> None:
+        await call.opening_played()
+        await call.caller.say(0.4)
+        await call.transport.until(lambda: call.transport.count("end_of_speech") >= 2)
+        await call.hang_up()
+
+    answer = "We open at nine."
+    call = Call(FakeEngines(recogniser=FakeRecogniser(["when do you open"])),
+                FakeAgent(answers=[answer]), rate=8000)
+    await call.run(script)
+    assert call.agent.questions == ["when do you open"]
+    [(audio_bytes, rate)] = call.engines.recogniser.heard
+    assert rate == 8000 and audio_bytes >= 0.4 * 8000 * 2  # the whole turn, from its start
+    assert call.engines.synthesiser.spoken == [OPENING, answer]
+    assert call.transport.count("frame") == frames_for(OPENING) + frames_for(answer)
+
+
+async def test_caller_speaking_over_the_answer_stops_playback_at_once():
+    async def script(call: Call) -> None:
+        await call.opening_played()
+        await call.caller.say(0.3)
+        opening_frames = frames_for(OPENING)
+        await call.transport.until(lambda: call.transport.count("frame") > opening_frames + 5)
+        await call.caller.say(0.4)  # barge in
+        await call.transport.until(lambda: call.transport.count("stop") == 1)
+        await call.transport.until(lambda: len(call.engines.recogniser.heard) == 2)
+        await call.hang_up()
+
+    long_answer = "Our opening hours are long and many, and here they all are in turn."
+    call = Call(agent=FakeAgent(answers=[long_answer, "Sure."]))
+    await call.run(script)
+    frames = [kind for kind, _ in call.transport.log if kind in ("frame", "stop")]
+    stopped_at = frames.index("stop")
+    assert stopped_at < frames_for(OPENING) + frames_for(long_answer)
+    # The agent finished the answer it was giving (for the transcript), unspoken.
+    assert long_answer in call.agent.finished
+    assert call.agent.questions[1] == "hello"  # the barge-in became the next turn
+
+
+async def test_a_peer_that_goes_silent_for_five_seconds_is_given_up_on():
+    async def script(call: Call) -> None:
+        await call.opening_played()
+        call.caller.silent = True
+
+    call = Call()
+    ending = await call.run(script)
+    assert ending == EndCall(CallInput.MEDIA_LOST, hang_up=True)
+    assert call.transport.log[-1][0] == "hang_up"
+
+
+async def test_opening_that_cannot_be_synthesised_ends_the_call_notice_failed():
+    async def script(call: Call) -> None:
+        pass
+
+    call = Call(FakeEngines(synthesiser=FakeSynthesiser(down=True)))
+    ending = await call.run(script)
+    assert ending == EndCall(CallInput.NOTICE_UNAVAILABLE, hang_up=True)
+    assert call.transport.count("frame") == 0
+    assert call.transport.log[-1][0] == "hang_up"
+
+
+async def test_opening_cut_off_half_way_is_a_failed_notice_too():
+    call = Call(FakeEngines(synthesiser=FakeSynthesiser(fail_after_chunks=1)))
+    ending = await call.run(lambda call: anyio.sleep(0))
+    assert ending.given is CallInput.NOTICE_UNAVAILABLE
+
+
+async def test_a_failing_recorder_marks_the_call_and_the_call_goes_on():
+    async def script(call: Call) -> None:
+        await call.opening_played()
+        await call.caller.say(0.3)
+        await call.transport.until(lambda: call.transport.count("end_of_speech") >= 2)
+        await call.hang_up()
+
+    call = Call(recorder=FakeRecorder(fail_after=10))
+    ending = await call.run(script)
+    assert call.recording_failed == 1
+    assert call.agent.questions == ["hello"]  # the conversation carried on
+    assert ending.given is CallInput.CALLER_HUNG_UP
+
+
+async def test_recording_gets_both_sides_and_ends_with_the_call():
+    async def script(call: Call) -> None:
+        await call.opening_played()
+        await anyio.sleep(0.2)
+        await call.hang_up()
+
+    recorder = FakeRecorder()
+    call = Call(recorder=recorder)
+    await call.run(script)
+    assert recorder.closed and call.recording_failed == 0
+    assert recorder.caller_bytes > 0
+    assert recorder.line_bytes > 0
+
+
+async def test_the_agent_putting_the_caller_through_ends_our_side_after_its_answer():
+    async def script(call: Call) -> None:
+        await call.opening_played()
+        await call.caller.say(0.3)
+
+    call = Call(agent=FakeAgent(answers=["Putting you through."],
+                                endings=[CallInput.TRANSFERRED]))
+    ending = await call.run(script)
+    assert ending == EndCall(CallInput.TRANSFERRED, hang_up=True)
+    kinds = [kind for kind, _ in call.transport.log]
+    assert kinds.count("end_of_speech") == 2 and kinds[-1] == "hang_up"
+
+
+async def test_a_failing_turn_detector_is_asked_once_per_call():
+    async def script(call: Call) -> None:
+        await call.opening_played()
+        for turn in (1, 2):
+            await call.caller.say(0.3)
+            await call.transport.until(
+                lambda: call.transport.count("end_of_speech") >= 1 + turn)
+        await call.hang_up()
+
+    dials = PhoneDials(silence_threshold_ms=300, min_speech_ms=100, turn_detection=True)
+    detector = FakeDetector(down=True)
+    call = Call(FakeEngines(turn_detector=detector), dials=dials)
+    await call.run(script)
+    assert len(call.agent.questions) == 2
+    assert detector.asked == ["hello"]
+
+
+async def test_a_broken_connection_is_dropped():
+    async def script(call: Call) -> None:
+        await call.opening_played()
+        await call.transport.to_session.send(TransportBroken("reset"))
+
+    ending = await Call().run(script)
+    assert ending == EndCall(CallInput.MEDIA_LOST, hang_up=False)
