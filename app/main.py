@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from blacksheep import Application, Request, Router
 
-from app import db
+from app import console, db
+from app.console.pages import configure_console
 from app.http.docs import configure_docs
 from app.http.errors import NotFound, configure_errors
 from app.http.middleware import RequestContext
@@ -53,6 +54,7 @@ ROUTE_MODULES = (
     telephony_admin,
     telephony_carrier,
     telephony_pbx,
+    console,
 )
 
 
@@ -115,6 +117,7 @@ def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True
     app.middlewares.append(RequestContext(app))
     app.middlewares.append(PublicApiGate(app, services))
     configure_routes(app, router)
+    configure_console(app)
     configure_docs(app)
     if own_pool:
         configure_database(app, pool_size)

@@ -11,6 +11,7 @@ from typing import Any, Callable, TypeVar
 
 from blacksheep import Application
 from blacksheep.server.openapi.v3 import OpenAPIHandler
+from blacksheep.server.openapi.common import EndpointDocs
 from openapidocs.v3 import Info, MediaType, RequestBody
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
@@ -26,7 +27,18 @@ def accepts(model: type) -> Callable[[Handler], Handler]:
     return mark
 
 
+def page(handler: Handler) -> Handler:
+    """Mark a handler as an HTML page of the console: left out of the API document."""
+    handler.__svc_page__ = True  # type: ignore[attr-defined]
+    return handler
+
+
 class Docs(OpenAPIHandler):
+    def get_handler_docs(self, obj: Any) -> EndpointDocs | None:
+        if getattr(getattr(obj, "root_fn", obj), "__svc_page__", False):
+            return EndpointDocs(ignored=True)
+        return super().get_handler_docs(obj)
+
     def get_request_body(self, handler: Any) -> RequestBody | None:
         model = getattr(getattr(handler, "root_fn", handler), "__svc_body__", None)
         if model is None:

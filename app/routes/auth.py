@@ -24,7 +24,8 @@ class PasswordChangeBody(Body):
     new_password: str
 
 
-def _cookie(svc: Services, value: str, expires=None) -> Cookie:
+def session_cookie(svc: Services, value: str, expires=None) -> Cookie:
+    """The HttpOnly session cookie, also set by the console's sign-in form."""
     cookie = Cookie(COOKIE_NAME, value, expires=expires, path="/", http_only=True,
                     same_site=CookieSameSiteMode.LAX)
     cookie.secure = svc.boot["server.public_url"].startswith("https://")
@@ -38,7 +39,7 @@ async def login(request: Request, svc: Services) -> Response:
     token, expires = await svc.sessions.open(account["id"])
     response = json_response(200, {"token": token, "expires_at": expires.isoformat(),
                                    "account": public_view(account)})
-    response.set_cookie(_cookie(svc, token, expires))
+    response.set_cookie(session_cookie(svc, token, expires))
     return response
 
 

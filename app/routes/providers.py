@@ -1,5 +1,7 @@
 """Providers (``/api/admin/providers``), users' own provider keys
-(``/api/profile/provider-keys``) and the model names a user may pick (``/api/models``)."""
+(``/api/profile/provider-keys``), the model names a user may pick (``/api/models``) and
+the enabled providers a user may store a key for (``/api/providers``: names and
+models only, never an address or a key)."""
 
 from __future__ import annotations
 
@@ -81,6 +83,13 @@ async def list_models(request: Request, svc: Services) -> Response:
     return json_response(200, {"data": await svc.providers.model_names()})
 
 
+async def list_enabled_providers(request: Request, svc: Services) -> Response:
+    await signed_in(request, svc)
+    rows = [r for r in await svc.providers.list() if r["enabled"]]
+    return json_response(200, {"data": [{"id": str(r["id"]), "name": r["name"],
+                                         "models": list(r["models"] or ())} for r in rows]})
+
+
 async def list_own_keys(request: Request, svc: Services) -> Response:
     identity = await signed_in(request, svc)
     return json_response(200, {"data": await svc.providers.own_keys(identity.account_id)})
@@ -108,6 +117,7 @@ def register(router: Router) -> None:
     router.add_delete("/api/admin/providers/{provider_id}", delete_provider)
     router.add_post("/api/admin/providers/{provider_id}/refresh", refresh_provider)
     router.add_get("/api/models", list_models)
+    router.add_get("/api/providers", list_enabled_providers)
     router.add_get("/api/profile/provider-keys", list_own_keys)
     router.add_post("/api/profile/provider-keys", store_own_key)
     router.add_delete("/api/profile/provider-keys/{key_id}", delete_own_key)

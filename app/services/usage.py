@@ -63,21 +63,26 @@ class Usage:
 
     async def totals(self, since: dt.datetime, until: dt.datetime,
                      by: str) -> list[dict[str, Any]]:
-        """Sums per ``by`` (day, user, key, model or source) for ``since <= at < until``."""
+        """Sums per ``by`` (day, user, key, model, source, or day_source: one row per
+        day and source, the source in ``source``) for ``since <= at < until``."""
+        day = "date_trunc('day', at AT TIME ZONE 'UTC')::date::text"
         group = {
-            "day": "date_trunc('day', at AT TIME ZONE 'UTC')::date::text",
+            "day": day,
             "user": "account_id::text",
             "key": "api_key_id::text",
             "model": "model",
             "source": "source",
+            "day_source": f"{day} AS bucket, source",
         }[by]
+        columns = group if by == "day_source" else f"{group} AS bucket"
+        order = "1, 2" if by == "day_source" else "1"
         rows = await UsageEvent.raw(
-            f"SELECT {group} AS bucket, count(*) AS requests, "
+            f"SELECT {columns}, count(*) AS requests, "
             "coalesce(sum(prompt_tokens), 0) AS prompt_tokens, "
             "coalesce(sum(completion_tokens), 0) AS completion_tokens, "
             "count(*) FILTER (WHERE outcome = 'error') AS errors, "
             "count(*) FILTER (WHERE outcome = 'client_disconnected') AS disconnected, "
             "coalesce(round(avg(latency_ms)), 0)::int AS avg_latency_ms "
-            "FROM usage_event WHERE at >= {} AND at < {} GROUP BY 1 ORDER BY 1",
+            f"FROM usage_event WHERE at >= {{}} AND at < {{}} GROUP BY {order} ORDER BY {order}",
             since, until)
         return rows

@@ -87,5 +87,8 @@ async def test_usage_totals_by_day_source_user_key_and_model(api, services):
     assert by_source["app"]["errors"] == 1
     assert totals["by_day"][0]["bucket"] == dt.datetime.now(dt.UTC).date().isoformat()
     assert {row["bucket"] for row in totals["by_model"]} == {"m", "local"}
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    assert [(r["bucket"], r["source"], r["requests"]) for r in totals["by_day_source"]] == [
+        (today, "api", 2), (today, "app", 1)]
     bad = await api.get("/api/admin/usage", headers=admin, params={"since": "2026-13-01"})
     assert bad.status_code == 422

@@ -1,0 +1,175 @@
+"""The console's pages: signing in and out with an ordinary HTML form, and one page
+per screen, rendered with BlackSheep's Jinja2 views.
+
+A page carries the frame of its screen — navigation, headings, forms with their
+labels, empty tables — and a small script that fills it from the JSON API under
+``/api`` with the same session cookie. So the console can never do more than the API
+allows: what it shows and changes, the API itself has authorised. Which screens are
+offered is decided here, from ``app.console.screens``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote
+
+from blacksheep import Application, Request, Response, Router
+from blacksheep.server.rendering.jinja2 import JinjaRenderer
+from blacksheep.server.responses import see_other, view
+from blacksheep.settings.html import html_settings
+from jinja2 import PackageLoader
+
+from app.console.screens import CALL_SCREEN, SCREENS, Audience, Screen, navigation
+from app.http.bodies import read_bytes
+from app.http.docs import page
+from app.http.errors import ApiError
+from app.routes.auth import session_cookie
+from app.services.accounts import Identity
+from app.services.bundle import Services
+from app.services.sessions import COOKIE_NAME
+
+STATIC_DIR = Path(__file__).parent / "static"
+MAX_FORM_BYTES = 8 * 1024
+# The console's scripts and styles come only from this server; nothing may frame it.
+_SECURITY_HEADERS = (
+    (b"Content-Security-Policy",
+     b"default-src 'self'; img-src 'self' data:; media-src 'self' blob:; "
+     b"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
+    (b"X-Content-Type-Options", b"nosniff"),
+    (b"Referrer-Policy", b"same-origin"),
+    (b"Cache-Control", b"no-store"),
+)
+
+
+def _secured(response: Response) -> Response:
+    for name, value in _SECURITY_HEADERS:
+        response.headers[name] = value
+    return response
+
+
+def _page(template: str, status: int = 200, **context: Any) -> Response:
+    return _secured(view(template, None, status, **context))
+
+
+def _safe_next(target: str | None) -> str:
+    """Only a path on this server: an absolute or scheme-relative address would let a
+    link to our login page send the user elsewhere afterwards."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    return target
+
+
+async def _identity(request: Request, svc: Services) -> Identity | None:
+    token = request.cookies.get(COOKIE_NAME)
+    return await svc.sessions.identify(token) if token else None
+
+
+async def _audience(svc: Services, identity: Identity) -> Audience:
+    snapshot = await svc.settings.snapshot()
+    telephony = await svc.features.feature_on("features.telephony", identity.account_id,
+                                              snapshot)
+    return Audience(identity, bool(snapshot["features.public_api"]), telephony)
+
+
+def _to_login(request: Request) -> Response:
+    here = request.url.path.decode("latin-1")
+    return see_other(f"/login?next={quote(here, safe='/')}")
+
+
+async def _render_screen(request: Request, svc: Services, screen: Screen,
+                         **context: Any) -> Response:
+    identity = await _identity(request, svc)
+    if identity is None:
+        return _to_login(request)
+    audience = await _audience(svc, identity)
+    nav = navigation(audience)
+    if not screen.gate(audience):
+        return _page("not_found", 404, me=identity, nav=nav, current=None,
+                     title="Not found")
+    return _page(screen.template, me=identity, nav=nav, current=screen, title=screen.title,
+                 **context)
+
+
+def screen_handler(screen: Screen):
+    async def handler(request: Request, svc: Services) -> Response:
+        return await _render_screen(request, svc, screen)
+
+    handler.__name__ = f"console_{screen.template}"
+    return handler
+
+
+async def call_page(request: Request, svc: Services, call_id: str) -> Response:
+    return await _render_screen(request, svc, CALL_SCREEN, call_id=call_id)
+
+
+async def home(request: Request, svc: Services) -> Response:
+    identity = await _identity(request, svc)
+    if identity is None:
+        return see_other("/login")
+    nav = navigation(await _audience(svc, identity))
+    return _page("home", me=identity, nav=nav, current=None, title="Console")
+
+
+async def login_form(request: Request, svc: Services) -> Response:
+    target = _safe_next(request.query.get("next", ["/"])[0])
+    if await _identity(request, svc) is not None:
+        return see_other(target)
+    return _page("login", next=target, email="", error=None, title="Sign in")
+
+
+def _cross_site(request: Request) -> bool:
+    """A form posted from another site (the browser names its origin): refused, so no
+    page elsewhere can sign a visitor in or out of this console."""
+    origin = request.get_first_header(b"origin")
+    if origin is None:
+        return False
+    host = request.get_first_header(b"host") or b""
+    return origin.split(b"://", 1)[-1] != host
+
+
+async def login_submit(request: Request, svc: Services) -> Response:
+    """The form's POST: the same check and session as ``POST /api/auth/login``."""
+    if _cross_site(request):
+        return _page("login", 403, next="/", email="", title="Sign in",
+                     error="Sign in from this server's own page.")
+    form = parse_qs((await read_bytes(request, MAX_FORM_BYTES)).decode("utf-8", "replace"))
+    email = form.get("email", [""])[0]
+    password = form.get("password", [""])[0]
+    target = _safe_next(form.get("next", ["/"])[0])
+    try:
+        account = await svc.accounts.authenticate(email, password, request.client_ip)
+    except ApiError as refusal:  # wrong password (401) or slowed down (429)
+        return _page("login", refusal.status, next=target, email=email,
+                     error=refusal.message, title="Sign in")
+    token, expires = await svc.sessions.open(account["id"])
+    response = see_other(target)
+    response.set_cookie(session_cookie(svc, token, expires))
+    return _secured(response)
+
+
+async def logout_submit(request: Request, svc: Services) -> Response:
+    if _cross_site(request):
+        return see_other("/")
+    token = request.cookies.get(COOKIE_NAME)
+    if token:
+        await svc.sessions.close(token)
+    response = see_other("/login")
+    response.unset_cookie(COOKIE_NAME)
+    return _secured(response)
+
+
+def register(router: Router) -> None:
+    router.add_get("/", page(home))
+    router.add_get("/login", page(login_form))
+    router.add_post("/login", page(login_submit))
+    router.add_post("/logout", page(logout_submit))
+    for screen in SCREENS:
+        router.add_get(screen.path, page(screen_handler(screen)))
+    router.add_get(CALL_SCREEN.path, page(call_page))
+
+
+def configure_console(app: Application) -> None:
+    """Templates from this package, and its scripts and styles under ``/static``."""
+    html_settings.use(JinjaRenderer(loader=PackageLoader("app.console", "templates")))
+    app.serve_files(STATIC_DIR, root_path="static", cache_time=300, index_document=None)

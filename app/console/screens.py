@@ -1,0 +1,114 @@
+"""The console's screens: where each lives, what it is called, and who is offered it.
+
+Every gate here mirrors the gate of the JSON API the screen calls (``app.http.guards``
+and the spec's "Authentication" tables), so the console never offers what the API
+would refuse. A screen whose gate fails is left out of the navigation and its page
+answers 404, as the API answers 404 for what the caller may not see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from app.services.accounts import Identity
+
+
+@dataclass(frozen=True, slots=True)
+class Audience:
+    """What a gate may look at: who is signed in and the switches in force for them."""
+
+    identity: Identity
+    public_api: bool
+    telephony: bool
+
+
+Gate = Callable[[Audience], bool]
+
+
+def anyone(audience: Audience) -> bool:
+    return True
+
+
+def key_holders(audience: Audience) -> bool:
+    # spec: public-api.md "Errors" — with features.public_api off, key management is 404.
+    return audience.public_api
+
+
+def administrators(audience: Audience) -> bool:
+    return audience.identity.is_admin
+
+
+def configuration_readers(audience: Audience) -> bool:
+    # app.routes.admin_settings: an administrator or the holder of any permission.
+    return audience.identity.is_admin or bool(audience.identity.permissions)
+
+
+def line_managers(audience: Audience) -> bool:
+    # spec: telephony.md "Authentication" — telephony.manage covers lines and the log.
+    return audience.identity.has("telephony.manage")
+
+
+def line_owners(audience: Audience) -> bool:
+    # Owner-or-administrator resources: any account may keep its own diary and lists,
+    # offered once the telephone feature is on for that account.
+    return audience.telephony or audience.identity.is_admin
+
+
+@dataclass(frozen=True, slots=True)
+class Screen:
+    path: str
+    template: str
+    title: str
+    section: str
+    summary: str
+    gate: Gate
+
+
+SECTIONS = ("Profile", "Owner", "Setup", "Admin")
+
+SCREENS: tuple[Screen, ...] = (
+    Screen("/profile/keys", "api_keys", "API keys", "Profile",
+           "Keys for the chat-completions API under /v1.", key_holders),
+    Screen("/profile/provider-keys", "provider_keys", "Provider keys", "Profile",
+           "Your own keys for a model provider.", anyone),
+    Screen("/owner/diary", "diary", "Diary", "Owner",
+           "Opening hours, closures and upcoming appointments.", line_owners),
+    Screen("/owner/screening", "screening", "Screening list", "Owner",
+           "Names a person must check before a caller is put through.", line_owners),
+    Screen("/owner/notify-targets", "notify_targets", "Notification targets", "Owner",
+           "Where news of messages and appointments is sent.", line_owners),
+    Screen("/owner/enquiries", "enquiries", "Enquiries", "Owner",
+           "Messages taken on your lines.", line_owners),
+    Screen("/owner/compliance", "compliance", "Compliance", "Owner",
+           "What your lines record and keep, and for how long.", line_owners),
+    Screen("/agents", "agents", "Agents", "Setup",
+           "Create agents and attach Libraries.", anyone),
+    Screen("/libraries", "libraries", "Libraries", "Setup",
+           "Libraries and their documents.", anyone),
+    Screen("/admin/providers", "providers", "Providers", "Setup",
+           "Model servers the agents and the API use.", administrators),
+    Screen("/admin/usage", "usage", "Usage", "Admin",
+           "Requests and tokens by day, source, user, key and model.", administrators),
+    Screen("/admin/configuration", "configuration", "Configuration", "Admin",
+           "Runtime settings with their boot and current values.", configuration_readers),
+    Screen("/admin/telephone", "telephone", "Telephone", "Admin",
+           "Telephone settings, readiness checks and lines.", line_managers),
+    Screen("/admin/telephone/calls", "calls", "Call log", "Admin",
+           "Calls on every line, with transcripts and recordings.", line_managers),
+)
+
+#: the call detail page is reached from the call log, not the navigation
+CALL_SCREEN = Screen("/admin/telephone/calls/{call_id}", "call", "Call", "Admin",
+                     "One call: its transcript and recording.", line_managers)
+
+
+def offered(audience: Audience) -> list[Screen]:
+    return [screen for screen in SCREENS if screen.gate(audience)]
+
+
+def navigation(audience: Audience) -> list[tuple[str, list[Screen]]]:
+    """The sections with at least one screen this caller may use, in a fixed order."""
+    mine = offered(audience)
+    sections = [(section, [s for s in mine if s.section == section]) for section in SECTIONS]
+    return [(section, screens) for section, screens in sections if screens]

@@ -1,0 +1,70 @@
+// Setup → Agents: create, edit (attach Libraries), archive.
+import { $, api, confirmAction, el, fillRows, guarded, onSubmit, options, say } from "/static/console.js";
+
+let editing = null;
+const libraries = new Map();
+
+function chosenLibraries() {
+  return [...document.querySelectorAll("#a-libraries input:checked")].map((box) => box.value);
+}
+
+async function load() {
+  const { data } = await api("GET", "/api/agents");
+  fillRows($("#agents"), data, [
+    { value: (a) => a.name },
+    { value: (a) => a.model },
+    { value: (a) => a.library_ids.map((id) => libraries.get(id) || id).join(", ") || "none" },
+    { value: (a) => a.tool_count, num: true },
+    { value: (a) => el("div", { class: "actions" },
+        el("button", { type: "button", class: "secondary", "aria-label": `Edit ${a.name}`, onclick: () => edit(a) }, "Edit"),
+        el("button", { type: "button", class: "danger", "aria-label": `Archive ${a.name}`, onclick: guarded(async () => {
+          if (!(await confirmAction(`Archive the agent ${a.name}? Lines and chats using it stop answering.`))) return;
+          await api("POST", `/api/agents/${a.id}/archive`);
+          await load();
+          say(`${a.name} is archived.`);
+        }) }, "Archive")) },
+  ], "No agents yet.");
+}
+
+function edit(agent) {
+  editing = agent;
+  $("#a-name").value = agent.name;
+  $("#a-model").value = agent.model;
+  $("#a-instructions").value = agent.instructions;
+  for (const box of document.querySelectorAll("#a-libraries input")) box.checked = agent.library_ids.includes(box.value);
+  $("#agent-form-heading").textContent = `Edit ${agent.name}`;
+  $("#agent-submit").textContent = "Save agent";
+  $("#agent-cancel").hidden = false;
+  $("#a-name").focus();
+}
+
+function stopEditing() {
+  editing = null;
+  $("#agent-form").reset();
+  $("#agent-form-heading").textContent = "Create an agent";
+  $("#agent-submit").textContent = "Create agent";
+  $("#agent-cancel").hidden = true;
+}
+
+$("#agent-cancel").addEventListener("click", stopEditing);
+
+onSubmit($("#agent-form"), async (values) => {
+  const body = { name: values.name, model: values.model, instructions: values.instructions || "",
+    library_ids: chosenLibraries() };
+  if (editing) await api("PATCH", `/api/agents/${editing.id}`, body);
+  else await api("POST", "/api/agents", body);
+  say(`${body.name} is saved.`);
+  stopEditing();
+  await load();
+});
+
+guarded(async () => {
+  const models = (await api("GET", "/api/models")).data;
+  options($("#a-model"), models, (m) => m, (m) => m);
+  const libs = (await api("GET", "/api/libraries")).data;
+  for (const lib of libs) libraries.set(lib.id, lib.name);
+  $("#a-libraries").replaceChildren(...(libs.length ? libs.map((lib) => el("p", {},
+    el("input", { type: "checkbox", id: `lib-${lib.id}`, value: lib.id }), " ",
+    el("label", { class: "inline", for: `lib-${lib.id}` }, lib.name))) : [el("p", { class: "muted" }, "No Libraries yet.")]));
+  await load();
+})();

@@ -1,0 +1,77 @@
+// One call: its details, the transcript (its chat), and the recording player. The
+// transcript and recording are the line's account's or an administrator's only; for
+// anyone else the API answers 404 and the page says so.
+import { $, ApiError, api, confirmAction, el, fail, guarded, length, say, when } from "/static/console.js";
+
+const callId = $("main").dataset.callId;
+const base = `/api/telephony/calls/${callId}`;
+
+function pairs(call) {
+  const rows = [["Line", call.e164], ["From", call.from], ["Provider", call.provider],
+    ["Outcome", call.outcome], ["Started", when(call.started_at)], ["Ended", when(call.ended_at)],
+    ["Length", length(call) || "—"], ["Recording failed", call.recording_failed ? "yes" : "no"],
+    ["Tidied away", call.tidied_away ? `yes, ${when(call.tidied_at)}` : "no"]];
+  $("#call").replaceChildren(...rows.flatMap(([name, value]) => [el("dt", {}, name), el("dd", {}, value)]));
+}
+
+function unavailable(container, text) {
+  container.replaceChildren(el("p", { class: "unavailable", role: "note" }, text));
+}
+
+async function transcript(call) {
+  if (!call.chat_id) {
+    unavailable($("#transcript"), call.tidied_away ? "The transcript has been tidied away." : "This call has no transcript.");
+    return;
+  }
+  try {
+    const chat = await api("GET", `/api/chats/${call.chat_id}`);
+    $("#transcript").replaceChildren(...chat.messages.map((m) => el("li", {},
+      el("span", { class: "who" }, m.role === "user" ? "Caller" : m.role === "assistant" ? "Line" : m.role),
+      m.content, el("span", { class: "muted" }, ` · ${when(m.created_at)}`))));
+    if (!chat.messages.length) unavailable($("#transcript"), "Nothing was said.");
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 404) throw error;
+    unavailable($("#transcript"), "The transcript is not available to you: only the line's account or an administrator may read it.");
+  }
+}
+
+$("#play").addEventListener("click", async () => {
+  try {
+    const response = await fetch(`${base}/recording`, { credentials: "same-origin" });
+    if (response.status === 404) {
+      unavailable($("#recording"), "There is no recording of this call that you may play.");
+      return;
+    }
+    if (!response.ok) throw new Error(`The recording could not be fetched (${response.status}).`);
+    const player = $("#player");
+    player.src = URL.createObjectURL(await response.blob());
+    player.hidden = false;
+    await player.play();
+    say("Playing the recording.");
+  } catch (error) {
+    fail(error);
+  }
+});
+
+$("#delete-recording").addEventListener("click", guarded(async () => {
+  if (!(await confirmAction("Delete the recording of this call? The call and its transcript stay."))) return;
+  await api("DELETE", `${base}/recording`);
+  $("#player").hidden = true;
+  unavailable($("#recording"), "The recording is deleted.");
+  say("The recording is deleted.");
+}));
+
+$("#delete-transcript").addEventListener("click", guarded(async () => {
+  if (!(await confirmAction("Delete the transcript and the recording of this call? The call stays in the log."))) return;
+  await api("DELETE", `${base}/transcript`);
+  $("#player").hidden = true;
+  unavailable($("#transcript"), "The transcript is deleted.");
+  unavailable($("#recording"), "The recording is deleted.");
+  say("The transcript and recording are deleted.");
+}));
+
+guarded(async () => {
+  const call = await api("GET", `/api/admin/telephony/calls/${callId}`);
+  pairs(call);
+  await transcript(call);
+})();

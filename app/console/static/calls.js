@@ -1,0 +1,48 @@
+// Admin → Call log: filters by line and outcome, pages through `next_before`.
+import { $, api, el, fillRows, formValues, guarded, length, onSubmit, options, when } from "/static/console.js";
+
+let filters = { limit: 50 };
+let pages = [null];  // the cursor of each page shown so far; the last is the current one
+
+async function show() {
+  const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== undefined && v !== ""));
+  const cursor = pages[pages.length - 1];
+  if (cursor) query.set("before", cursor);
+  const page = await api("GET", `/api/admin/telephony/calls?${query}`);
+  fillRows($("#calls"), page.data, [
+    { value: (c) => when(c.started_at) },
+    { value: (c) => c.e164 },
+    { value: (c) => c.from },
+    { value: (c) => c.outcome },
+    { value: length, num: true },
+    { value: (c) => [c.recording_failed ? "recording failed " : "", c.tidied_away ? "tidied away" : ""].join("").trim() },
+    { value: (c) => el("a", { href: `/admin/telephone/calls/${c.id}`, "aria-label": `Open the call from ${c.from} at ${when(c.started_at)}` }, "Open") },
+  ], "No calls match.");
+  $("#older").disabled = !page.next_before;
+  $("#older").dataset.cursor = page.next_before || "";
+  $("#newest").disabled = pages.length === 1;
+  $("#page-note").textContent = `Page ${pages.length}`;
+}
+
+onSubmit($("#filters"), async (values) => {
+  filters = values;
+  pages = [null];
+  await show();
+});
+
+$("#older").addEventListener("click", guarded(async () => {
+  pages.push($("#older").dataset.cursor);
+  await show();
+}));
+
+$("#newest").addEventListener("click", guarded(async () => {
+  pages = [null];
+  await show();
+}));
+
+guarded(async () => {
+  const lines = (await api("GET", "/api/admin/telephony/numbers")).data;
+  options($("#f-line"), lines, (l) => (l.label ? `${l.e164} (${l.label})` : l.e164), (l) => l.id, "any");
+  filters = formValues($("#filters"));
+  await show();
+})();

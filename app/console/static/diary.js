@@ -1,0 +1,110 @@
+// Owner → Diary: booking settings and the weekly hours (replaced wholesale on save),
+// closures, and upcoming appointments shown in the diary's own zone.
+import { $, api, confirmAction, el, fillRows, guarded, onSubmit, say, start } from "/static/console.js";
+
+const DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+let zone = "UTC";
+
+function clock(minutes) {
+  const m = minutes % 1440;
+  return `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")}`;
+}
+
+function minutes(text, closing) {
+  const [h, m] = text.split(":").map(Number);
+  const total = h * 60 + m;
+  return closing && total === 0 ? 1440 : total;
+}
+
+function period(day, opens = 540, closes = 1020) {
+  const list = $(`#periods-${day}`);
+  const n = list.children.length + 1;
+  const name = `${DAYS[day]} period ${n}`;
+  list.append(el("div", { class: "period" },
+    el("p", {}, el("label", { for: `open-${day}-${n}` }, "Opens"),
+      el("input", { id: `open-${day}-${n}`, type: "time", class: "opens", value: clock(opens), required: true, "aria-label": `${name} opens` })),
+    el("p", {}, el("label", { for: `close-${day}-${n}` }, "Closes"),
+      el("input", { id: `close-${day}-${n}`, type: "time", class: "closes", value: clock(closes), required: true, "aria-label": `${name} closes` })),
+    el("button", { type: "button", class: "secondary", "aria-label": `Remove ${name}`,
+      onclick: (event) => event.target.closest(".period").remove() }, "Remove")));
+}
+
+function week(hours) {
+  $("#week").replaceChildren(...DAYS.map((name, day) => el("fieldset", { class: "hours-day" },
+    el("legend", {}, name), el("div", { id: `periods-${day}` }),
+    el("button", { type: "button", class: "secondary", "aria-label": `Add a period on ${name}`,
+      onclick: () => period(day, 840, 1020) }, "Add a period"))));
+  for (const p of hours) period(p.weekday, p.opens_minute, p.closes_minute);
+}
+
+function hoursFromForm() {
+  return DAYS.flatMap((_, day) => [...document.querySelectorAll(`#periods-${day} .period`)].map((row) => ({
+    weekday: day, opens_minute: minutes(row.querySelector(".opens").value, false),
+    closes_minute: minutes(row.querySelector(".closes").value, true) })));
+}
+
+function show(diary) {
+  zone = diary.timezone;
+  $("#d-zone").value = diary.timezone;
+  $("#d-slot").value = diary.slot_minutes;
+  $("#d-lead").value = diary.lead_minutes;
+  $("#d-horizon").value = diary.horizon_days;
+  $("#d-enabled").checked = diary.enabled;
+  week(diary.hours);
+  fillRows($("#closures"), diary.closures || [], [
+    { value: (c) => c.closed_on },
+    { value: (c) => c.note || "" },
+    { value: (c) => el("button", { type: "button", class: "danger", "aria-label": `Remove the closure on ${c.closed_on}`,
+        onclick: guarded(async () => {
+          await api("DELETE", `/api/diary/closures?closed_on=${c.closed_on}`);
+          show(await api("GET", "/api/diary"));
+          say(`The closure on ${c.closed_on} is removed.`);
+        }) }, "Remove") },
+  ], "No closures.");
+  $("#zone-note").textContent = `Times are in the diary's zone, ${zone}.`;
+}
+
+// The API gives each time with the diary zone's offset; show it in that zone.
+function inZone(iso) {
+  return new Date(iso).toLocaleString(undefined, { timeZone: zone, weekday: "short", dateStyle: undefined,
+    year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+}
+
+async function appointments() {
+  const { data } = await api("GET", `/api/diary/appointments?from=${encodeURIComponent(new Date().toISOString())}`);
+  fillRows($("#appointments"), data, [
+    { value: (a) => el("time", { datetime: a.starts_at }, inZone(a.starts_at)) },
+    { value: (a) => a.caller_name },
+    { value: (a) => a.subject },
+    { value: (a) => a.contact || a.caller_number || "" },
+    { value: (a) => el("code", {}, a.reference) },
+    { value: (a) => el("button", { type: "button", class: "danger", "aria-label": `Cancel the appointment with ${a.caller_name}`,
+        onclick: guarded(async () => {
+          if (!(await confirmAction(`Cancel the appointment with ${a.caller_name} on ${inZone(a.starts_at)}?`))) return;
+          await api("DELETE", `/api/diary/appointments/${a.id}`);
+          await appointments();
+          say("The appointment is cancelled.");
+        }) }, "Cancel") },
+  ], "No appointments ahead.");
+}
+
+onSubmit($("#diary"), async (values) => {
+  const diary = await api("PUT", "/api/diary", { timezone: values.timezone, slot_minutes: values.slot_minutes,
+    lead_minutes: values.lead_minutes, horizon_days: values.horizon_days, enabled: values.enabled,
+    hours: hoursFromForm() });
+  show(diary);
+  await appointments();
+  say("The diary is saved.");
+});
+
+onSubmit($("#closure"), async (values) => {
+  await api("POST", "/api/diary/closures", values);
+  $("#closure").reset();
+  show(await api("GET", "/api/diary"));
+  say(`Closed on ${values.closed_on}.`);
+});
+
+start($("#diary-screen"), async () => {
+  show(await api("GET", "/api/diary"));
+  await appointments();
+});

@@ -1,0 +1,78 @@
+// Setup → Libraries: create, delete, and upload documents (sent as the file itself,
+// its media type from its name, its title in ?title=).
+import { $, ApiError, api, confirmAction, el, fail, fillRows, guarded, onSubmit, say, when } from "/static/console.js";
+
+let open = null;
+const TYPES = { md: "text/markdown", markdown: "text/markdown", html: "text/html", htm: "text/html" };
+
+function mediaType(file) {
+  const extension = file.name.split(".").pop().toLowerCase();
+  return TYPES[extension] || "text/plain";
+}
+
+async function load() {
+  const { data } = await api("GET", "/api/libraries");
+  fillRows($("#libraries"), data, [
+    { value: (l) => l.name },
+    { value: (l) => l.description },
+    { value: (l) => l.document_count, num: true },
+    { value: (l) => el("div", { class: "actions" },
+        el("button", { type: "button", class: "secondary", "aria-label": `Documents of ${l.name}`, onclick: guarded(() => show(l)) }, "Documents"),
+        el("button", { type: "button", class: "danger", "aria-label": `Delete ${l.name}`, onclick: guarded(async () => {
+          if (!(await confirmAction(`Delete the Library ${l.name} and all its documents?`))) return;
+          await api("DELETE", `/api/libraries/${l.id}`);
+          if (open && open.id === l.id) $("#documents-card").hidden = true;
+          await load();
+          say(`${l.name} is deleted.`);
+        }) }, "Delete")) },
+  ], "No Libraries yet.");
+}
+
+async function show(library) {
+  open = library;
+  const { data } = await api("GET", `/api/libraries/${library.id}/documents`);
+  $("#documents-heading").textContent = `Documents of ${library.name}`;
+  fillRows($("#documents"), data, [
+    { value: (d) => d.title },
+    { value: (d) => d.media_type },
+    { value: (d) => d.size_bytes, num: true },
+    { value: (d) => when(d.created_at) },
+    { value: (d) => el("button", { type: "button", class: "danger", "aria-label": `Delete ${d.title}`, onclick: guarded(async () => {
+        if (!(await confirmAction(`Delete the document ${d.title}?`))) return;
+        await api("DELETE", `/api/libraries/${library.id}/documents/${d.id}`);
+        await show(library);
+        await load();
+        say(`${d.title} is deleted.`);
+      }) }, "Delete") },
+  ], "No documents yet.");
+  $("#documents-card").hidden = false;
+}
+
+onSubmit($("#library-form"), async (values) => {
+  const library = await api("POST", "/api/libraries", values);
+  $("#library-form").reset();
+  await load();
+  await show(library);
+  say(`${library.name} is created; upload its documents below.`);
+});
+
+$("#upload").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const file = $("#doc-file").files[0];
+  if (!file || !open) return;
+  const title = $("#doc-title").value.trim() || file.name;
+  try {
+    const response = await fetch(`/api/libraries/${open.id}/documents?title=${encodeURIComponent(title)}`,
+      { method: "POST", credentials: "same-origin", headers: { "Content-Type": mediaType(file) }, body: file });
+    const payload = await response.json();
+    if (!response.ok) throw new ApiError(response.status, payload, "documents");
+    $("#upload").reset();
+    await show(open);
+    await load();
+    say(`${title} is uploaded.`);
+  } catch (error) {
+    fail(error, $("#upload"));
+  }
+});
+
+guarded(load)();

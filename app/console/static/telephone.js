@@ -1,0 +1,147 @@
+// Admin → Telephone: the settings resource (break-glass), the readiness checks, and
+// lines — register, edit, enable, disable, release.
+import { $, api, confirmAction, el, fillRows, guarded, onSubmit, options, say } from "/static/console.js";
+
+const LINES = "/api/admin/telephony/numbers";
+const CLEARABLE = ["label", "greeting", "notice", "transfer_e164"];
+let editing = null;
+const names = { agents: new Map(), owners: new Map() };
+
+async function loadSettings() {
+  const view = await api("GET", "/api/admin/telephony");
+  $("#t-provider").value = view.provider || "";
+  $("#t-public").value = view.public_base_url || "";
+  $("#t-listen").value = view.pbx_listen || "";
+  $("#t-credential-state").textContent = view.carrier_credential_set ? "stored" : "not stored";
+  $("#t-secret-state").textContent = view.shared_secret_set ? "stored" : "not stored";
+  $("#t-effective").textContent = view.effective_public_base_url || "none";
+  $("#t-listening").textContent = view.pbx_listening ? "yes" : "no";
+}
+
+if ($("#settings")) {
+  onSubmit($("#settings"), async (values) => {
+    const body = { provider: values.provider || null, public_base_url: values.public_base_url || "",
+      pbx_listen: values.pbx_listen || "" };
+    for (const secret of ["carrier_credential", "shared_secret"]) if (values[secret]) body[secret] = values[secret];
+    await api("PUT", "/api/admin/telephony", body);
+    $("#t-credential").value = "";
+    $("#t-secret").value = "";
+    await loadSettings();
+    say("The telephone settings are saved.");
+  });
+  guarded(loadSettings)();
+}
+
+$("#run-checks").addEventListener("click", guarded(async () => {
+  $("#run-checks").disabled = true;
+  try {
+    const result = await api("GET", "/api/admin/telephony/check");
+    fillRows($("#checks"), result.checks, [
+      { value: (c) => c.id },
+      { value: (c) => el("span", { class: c.status }, c.status) },
+      { value: (c) => c.message },
+    ]);
+    $("#ready").textContent = result.ready ? "Ready to take calls." : "Not ready yet.";
+    say("The checks have run.");
+  } finally {
+    $("#run-checks").disabled = false;
+  }
+}));
+
+function lineActions(line) {
+  return el("div", { class: "actions" },
+    el("button", { type: "button", class: "secondary", "aria-label": `Edit ${line.e164}`,
+      onclick: () => edit(line) }, "Edit"),
+    el("button", { type: "button", "aria-label": `${line.enabled ? "Disable" : "Enable"} ${line.e164}`,
+      onclick: guarded(async () => {
+        await api("PATCH", `${LINES}/${line.id}`, { enabled: !line.enabled });
+        await loadLines();
+        say(`${line.e164} is ${line.enabled ? "disabled" : "enabled"}.`);
+      }) }, line.enabled ? "Disable" : "Enable"),
+    el("button", { type: "button", class: "danger", "aria-label": `Release ${line.e164}`,
+      onclick: guarded(async () => {
+        if (!(await confirmAction(`Release ${line.e164} for good? Its calls stay in the log.`))) return;
+        await api("DELETE", `${LINES}/${line.id}`);
+        await loadLines();
+        say(`${line.e164} is released.`);
+      }) }, "Release"));
+}
+
+async function loadLines() {
+  const { data } = await api("GET", LINES);
+  fillRows($("#lines"), data, [
+    { value: (l) => [l.e164, l.warning ? el("p", { class: "error" }, l.warning) : null] },
+    { value: (l) => l.label || "" },
+    { value: (l) => l.provider },
+    { value: (l) => names.agents.get(l.agent_id) || l.agent_id || "—" },
+    { value: (l) => names.owners.get(l.owner_user_id) || l.owner_user_id || "—" },
+    { value: (l) => (l.enabled ? "enabled" : "disabled") },
+    { value: (l) => (l.record_calls ? `yes, ${l.recording_days} days` : "no") },
+    { value: (l) => l.agent_tool_count, num: true },
+    { value: lineActions },
+  ], "No line is registered.");
+}
+
+function edit(line) {
+  editing = line;
+  const form = $("#line-form");
+  for (const field of form.elements) {
+    if (!field.name || !(field.name in line)) continue;
+    if (field.type === "checkbox") field.checked = Boolean(line[field.name]);
+    else field.value = line[field.name] ?? "";
+  }
+  $("#line-form-heading").textContent = `Edit ${line.e164}`;
+  $("#line-submit").textContent = "Save line";
+  $("#line-cancel").hidden = false;
+  $("#l-e164").focus();
+}
+
+function stopEditing() {
+  editing = null;
+  $("#line-form").reset();
+  $("#line-form-heading").textContent = "Register a line";
+  $("#line-submit").textContent = "Register line";
+  $("#line-cancel").hidden = true;
+}
+
+$("#line-cancel").addEventListener("click", stopEditing);
+
+// spec stripping keeps a bracketed trunk prefix, which yields a wrong number.
+$("#l-e164").addEventListener("input", (event) => {
+  $("#l-e164-hint").textContent = /\(0\)/.test(event.target.value)
+    ? "Leave out the (0): it is kept as a digit and makes a wrong number." : "";
+});
+
+onSubmit($("#line-form"), async (values) => {
+  if (editing) {
+    for (const field of CLEARABLE) if (!(field in values) && editing[field] !== null) values[field] = null;
+    await api("PATCH", `${LINES}/${editing.id}`, values);
+    say(`${values.e164} is saved.`);
+  } else {
+    const line = await api("POST", LINES, values);
+    say(`${line.e164} is registered, switched off until you enable it.`);
+  }
+  stopEditing();
+  await loadLines();
+});
+
+async function loadChoices() {
+  const agents = (await api("GET", "/api/agents")).data;
+  for (const agent of agents) names.agents.set(agent.id, agent.name);
+  options($("#l-agent"), agents, (a) => a.name, (a) => a.id, "Choose an agent");
+  try {
+    const users = (await api("GET", "/api/admin/users")).data.filter((u) => !u.deactivated);
+    for (const user of users) names.owners.set(user.id, user.email);
+    options($("#l-owner"), users, (u) => `${u.email}${u.role === "user" ? "" : ` (${u.role})`}`, (u) => u.id,
+      "Choose an account");
+  } catch {
+    // Only administrators list accounts: others give the account's id.
+    $("#l-owner").replaceWith(el("input", { id: "l-owner", name: "owner_user_id", required: true,
+      placeholder: "account id" }));
+  }
+}
+
+guarded(async () => {
+  await loadChoices();
+  await loadLines();
+})();

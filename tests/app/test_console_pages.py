@@ -1,0 +1,80 @@
+"""The console's pages over plain HTTP: who is sent to sign in, which screens answer
+404, the sign-in form's own refusals, and that pages stay out of the API document."""
+
+from __future__ import annotations
+
+import pytest
+
+PASSWORD = "correct horse battery staple"
+
+
+@pytest.mark.anyio
+async def test_a_visitor_is_sent_to_sign_in_and_comes_back_afterwards(api, services):
+    await services.accounts.create("ann@example.org", PASSWORD, "user", ())
+    first = await api.get("/profile/keys")
+    assert first.status_code == 303
+    assert first.headers["location"] == "/login?next=/profile/keys"
+    form = await api.get("/login?next=/profile/keys")
+    assert form.status_code == 200 and 'name="next" value="/profile/keys"' in form.text
+    assert "frame-ancestors 'none'" in form.headers["content-security-policy"]
+    signed = await api.post("/login", data={"email": "ann@example.org", "password": PASSWORD,
+                                            "next": "/profile/keys"})
+    assert signed.status_code == 303 and signed.headers["location"] == "/profile/keys"
+    assert "svc_session" in signed.cookies
+    page = await api.get("/profile/keys", cookies=signed.cookies)
+    assert page.status_code == 200 and "<h1>API keys</h1>" in page.text
+
+
+@pytest.mark.anyio
+async def test_the_form_refuses_a_wrong_password_another_site_and_a_foreign_next(api, services):
+    await services.accounts.create("ann@example.org", PASSWORD, "user", ())
+    wrong = await api.post("/login", data={"email": "ann@example.org", "password": "x" * 12})
+    assert wrong.status_code == 401 and 'role="alert"' in wrong.text
+    assert "svc_session" not in wrong.cookies
+    foreign = await api.post("/login", headers={"Origin": "https://elsewhere.example"},
+                             data={"email": "ann@example.org", "password": PASSWORD})
+    assert foreign.status_code == 403 and "svc_session" not in foreign.cookies
+    for target in ("https://elsewhere.example/", "//elsewhere.example/", "/\\elsewhere"):
+        answer = await api.post("/login", data={"email": "ann@example.org",
+                                                "password": PASSWORD, "next": target})
+        assert answer.headers["location"] == "/"
+
+
+@pytest.mark.anyio
+async def test_a_screen_the_caller_may_not_use_is_neither_offered_nor_served(api, services):
+    await services.accounts.create("ann@example.org", PASSWORD, "user", ())
+    await services.accounts.create("tel@example.org", PASSWORD, "user", ("telephony.manage",))
+    ann = (await api.post("/login", data={"email": "ann@example.org",
+                                          "password": PASSWORD})).cookies
+    home = await api.get("/", cookies=ann)
+    assert 'href="/profile/keys"' in home.text and 'href="/admin/usage"' not in home.text
+    assert 'href="/admin/telephone"' not in home.text
+    for path in ("/admin/usage", "/admin/configuration", "/admin/telephone",
+                 "/admin/telephone/calls", "/admin/providers", "/owner/diary"):
+        assert (await api.get(path, cookies=ann)).status_code == 404, path
+    tel = (await api.post("/login", data={"email": "tel@example.org",
+                                          "password": PASSWORD})).cookies
+    assert (await api.get("/admin/telephone/calls", cookies=tel)).status_code == 200
+    assert (await api.get("/admin/configuration", cookies=tel)).status_code == 200
+    assert (await api.get("/admin/usage", cookies=tel)).status_code == 404
+
+
+@pytest.mark.anyio
+async def test_key_management_leaves_the_console_when_the_public_api_is_off(api, services):
+    admin = await services.accounts.create("root@example.org", PASSWORD, "superadmin", ())
+    from app.services.accounts import Identity
+
+    await services.settings.change(Identity.from_row(admin), "features.public_api", False)
+    cookies = (await api.post("/login", data={"email": "root@example.org",
+                                              "password": PASSWORD})).cookies
+    assert 'href="/profile/keys"' not in (await api.get("/", cookies=cookies)).text
+    assert (await api.get("/profile/keys", cookies=cookies)).status_code == 404
+
+
+@pytest.mark.anyio
+async def test_pages_and_scripts_are_served_but_left_out_of_the_api_document(api):
+    script = await api.get("/static/console.js")
+    assert script.status_code == 200 and "javascript" in script.headers["content-type"]
+    paths = (await api.get("/openapi.json")).json()["paths"]
+    assert "/api/profile/api-keys" in paths
+    assert not {"/", "/login", "/logout", "/profile/keys"} & set(paths)

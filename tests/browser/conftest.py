@@ -1,0 +1,99 @@
+"""Fixtures of the browser tests: one console server per module, one Chromium per
+module, and a fresh browser context (no cookies) per test.
+
+When Chromium or Playwright is missing, every test here is skipped with a notice
+saying how to enable them (pytest prints skip reasons with ``-ra``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import secrets
+from pathlib import Path
+
+import pytest
+
+from tests.browser.harness import (
+    ARTIFACTS,
+    CHROMIUM_FLAGS,
+    ConsoleServer,
+    chromium_binary,
+    missing_browser,
+)
+
+PASSWORD = "correct horse battery staple"
+_databases = itertools.count()
+
+
+def pytest_collection_modifyitems(config, items):
+    reason = missing_browser()
+    if reason is None:
+        return
+    for item in items:
+        if "tests/browser/" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="module")
+def console(postgres, tmp_path_factory):
+    from app.config import BootConfig
+
+    data = tmp_path_factory.mktemp("console-data")
+    name = f"svc_console_{os.getpid()}_{next(_databases)}"
+    import asyncio
+
+    dsn = asyncio.run(postgres.clone_template(name))
+    boot = BootConfig({
+        "storage.data_dir": str(data),
+        "storage.recordings_dir": str(data / "recordings"),
+        "message_encryption_key": secrets.token_hex(32),
+        "server.public_url": "http://127.0.0.1:8080",
+    })
+    server = ConsoleServer(dsn, boot).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        asyncio.run(postgres.drop(name))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=chromium_binary(),
+                                              args=CHROMIUM_FLAGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser, console):
+    context = browser.new_context(base_url=console.base_url,
+                                  viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(15_000)
+    tab = context.new_page()
+    try:
+        yield tab
+    finally:
+        context.close()
+
+
+def screenshot(page, name: str) -> Path:
+    """Keep what the screen looked like, for a person to look at afterwards."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def sign_in(page, email: str, password: str = PASSWORD) -> None:
+    page.goto("/login")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(lambda url: "/login" not in url)

@@ -1,0 +1,89 @@
+"""The console in a browser: signing in and out, screens offered by permission, and the
+profile's API keys (minted once, copied, revoked after confirmation)."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+
+from tests.browser.conftest import PASSWORD, screenshot, sign_in
+from tests.browser.harness import ENABLE_NOTICE
+
+expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
+
+USER = "member@example.com"
+ADMIN = "boss@example.com"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def accounts(console):
+    console.run(console.services.accounts.create(USER, PASSWORD, "user", ()))
+    console.run(console.services.accounts.create(ADMIN, PASSWORD, "admin", ()))
+
+
+def test_a_wrong_password_is_refused_on_the_form_and_a_right_one_signs_in(page):
+    page.goto("/")
+    assert page.url.endswith("/login")
+    page.get_by_label("Email").fill(USER)
+    page.get_by_label("Password").fill("not the password at all")
+    page.get_by_role("button", name="Sign in").click()
+    assert page.get_by_role("alert").is_visible()
+    assert "/login" in page.url
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("heading", name="Console").wait_for()
+    screenshot(page, "home-ordinary-user")
+    page.get_by_role("button", name="Sign out").click()
+    page.wait_for_url(re.compile(r"/login$"))
+    page.goto("/profile/keys")
+    assert "/login?next=/profile/keys" in page.url
+
+
+def test_an_ordinary_user_is_not_offered_the_admin_screens(page, console):
+    sign_in(page, USER)
+    nav = page.get_by_role("navigation", name="Screens")
+    assert nav.get_by_role("link", name="API keys").is_visible()
+    for title in ("Usage", "Configuration", "Telephone", "Providers", "Call log"):
+        assert nav.get_by_role("link", name=title).count() == 0
+    response = page.goto("/admin/usage")
+    assert response.status == 404
+    # and the API behind that screen answers as the API does
+    cookies = {c["name"]: c["value"] for c in page.context.cookies()}
+    answer = httpx.get(f"{console.base_url}/api/admin/usage", cookies=cookies)
+    assert answer.status_code == 403
+
+
+def test_a_key_is_shown_once_copied_and_revoked_after_confirmation(page):
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    sign_in(page, USER)
+    page.goto("/profile/keys")
+    page.get_by_label("Name (what the key is for)").fill("editor plugin")
+    page.get_by_label("Expires after (days, optional)").fill("30")
+    page.get_by_role("button", name="Mint key").click()
+    minted = page.locator("#minted-value")
+    minted.wait_for()
+    value = minted.inner_text()
+    assert value.startswith("sk-svc-")
+    assert page.get_by_text("you will not see this again").is_visible()
+    row = page.get_by_role("row", name=re.compile("editor plugin"))
+    assert value[:10] in row.inner_text()
+    assert "never" in row.inner_text()  # never used yet
+    page.get_by_role("button", name="Copy key").click()
+    page.get_by_text("The key is on your clipboard.").wait_for()
+    assert page.evaluate("navigator.clipboard.readText()") == value
+    screenshot(page, "api-key-minted")
+    page.get_by_role("button", name="I have stored it").click()
+    assert page.locator("#minted").is_hidden()
+    page.reload()
+    assert value not in page.content()  # the value is never shown again
+
+    row.get_by_role("button", name="Revoke editor plugin").click()
+    page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
+    assert "active" in row.inner_text()
+    row.get_by_role("button", name="Revoke editor plugin").click()
+    page.get_by_role("dialog").get_by_role("button", name="Confirm").click()
+    expect(page.get_by_role("status")).to_contain_text("is revoked")
+    expect(row).to_contain_text("revoked")
+    screenshot(page, "api-key-revoked")
