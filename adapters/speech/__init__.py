@@ -1,8 +1,15 @@
 """Speech engines for calls: synthesis, recognition and turn detection.
 
 The protocols and the error are in ``base.py``; every engine raises only
-``SpeechUnavailable``. Build the engines a call uses with
-``app.voice.engines.engines_for_calls``.
+``SpeechUnavailable``. The engines, one module each:
+
+* ``openai.py`` — OpenAI-compatible ``/audio/speech`` (streamed 24 kHz PCM) and
+  ``/audio/transcriptions`` (a WAV per turn), over the pool in ``http.py``;
+* ``turns.py`` — the HTTP turn detector (our small JSON protocol);
+* ``espeak.py`` — local synthesis with eSpeak NG (16 kHz);
+* ``sphinx.py`` — local recognition with PocketSphinx.
+
+Build the engines a call uses with ``app.voice.engines.engines_for_calls``.
 """
 
 from adapters.speech.base import (
@@ -13,6 +20,7 @@ from adapters.speech.base import (
     SpeechUnavailable,
     Synthesiser,
     TurnDetector,
+    whole_samples,
 )
 
 __all__ = [
@@ -23,4 +31,5 @@ __all__ = [
     "SpeechUnavailable",
     "Synthesiser",
     "TurnDetector",
+    "whole_samples",
 ]

@@ -8,6 +8,7 @@ The engines themselves live beside this module, one concern each.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -20,6 +21,7 @@ __all__ = [
     "SpeechUnavailable",
     "Synthesiser",
     "TurnDetector",
+    "whole_samples",
 ]
 
 #: Rates a synthesiser may speak at: the ones kernels/resample converts to 8 kHz.
@@ -39,6 +41,17 @@ class SpeechUnavailable(Exception):
         super().__init__(f"{engine}: {message}" if engine else message)
         self.message = message
         self.engine = engine
+
+    def __reduce__(self):  # pickled whole: local recognition raises it in a worker process
+        return functools.partial(type(self), engine=self.engine), (self.message,)
+
+
+def whole_samples(pcm16: bytes, sample_rate: int) -> bytes:
+    """A recogniser's input checked: the rate one of ``RECOGNITION_RATES`` (else
+    ValueError, a caller's mistake), a stray last byte dropped."""
+    if sample_rate not in RECOGNITION_RATES:
+        raise ValueError(f"recognition runs at 8000 or 16000 Hz, not {sample_rate}")
+    return pcm16[: len(pcm16) & ~1]
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 
 import aiohttp
 
-from adapters.speech.base import RECOGNITION_RATES, SpeechTimeouts, SpeechUnavailable
+from adapters.speech.base import SpeechTimeouts, SpeechUnavailable, whole_samples
 from adapters.speech.http import Endpoint, SpeechHttp, map_exceptions, request
 from core.wav import pcm16_wav
 
@@ -78,12 +78,11 @@ class OpenAIRecogniser:
 
     async def transcribe(self, pcm16: bytes, sample_rate: int) -> str:
         """The words of one turn ('' for nothing heard)."""
-        if sample_rate not in RECOGNITION_RATES:
-            raise ValueError(f"recognition runs at 8000 or 16000 Hz, not {sample_rate}")
-        if len(pcm16) < 2:
+        pcm16 = whole_samples(pcm16, sample_rate)
+        if not pcm16:
             return ""
         form = aiohttp.FormData()
-        form.add_field("file", pcm16_wav(pcm16[: len(pcm16) & ~1], sample_rate),
+        form.add_field("file", pcm16_wav(pcm16, sample_rate),
                        filename="turn.wav", content_type="audio/wav")
         form.add_field("model", self.model)
         form.add_field("response_format", "json")
