@@ -12,14 +12,31 @@ so tests are isolated and nothing needs cleaning between them.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import os
 import secrets
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests.support.postgres import TestPostgres
+
+
+def pytest_configure(config) -> None:
+    """Give each checkout its own root for temporary directories.
+
+    pytest prunes all but the newest few numbered directories under one root per user,
+    so two runs from different checkouts at once would delete each other's embedded
+    PostgreSQL cluster mid-run. ``PYTEST_DEBUG_TEMPROOT`` or ``--basetemp`` still win.
+    """
+    if config.option.basetemp or "PYTEST_DEBUG_TEMPROOT" in os.environ:
+        return
+    checkout = hashlib.sha256(str(config.rootpath).encode()).hexdigest()[:12]
+    root = Path(tempfile.gettempdir()) / f"svc-tests-{checkout}"
+    root.mkdir(mode=0o755, exist_ok=True)
+    os.environ["PYTEST_DEBUG_TEMPROOT"] = str(root)
 
 
 @pytest.fixture
