@@ -38,6 +38,9 @@ def _preflight(request: Request) -> Response:
     response.headers[b"access-control-allow-headers"] = asked or b"authorization, content-type"
     response.headers[b"access-control-max-age"] = b"600"
     _cors_headers(request, response)
+    # The answer depends on what was asked, so caches must key on it too.
+    response.headers[b"vary"] = (b"Origin, Access-Control-Request-Method, "
+                                 b"Access-Control-Request-Headers")
     return response
 
 

@@ -8,11 +8,12 @@ then the rate limit, so refused requests never use up the quota.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from blacksheep import Request, Response, Router
 
-from app.http.bodies import read_json_value
+from app.http.bodies import read_bytes
 from app.http.errors import ApiError, json_response
 from app.public_api import agent_calls, passthrough
 from app.public_api.agent_calls import AGENT_PREFIX
@@ -35,10 +36,14 @@ async def _models_for(svc: Services, request: Request) -> list[dict[str, Any]]:
     request.rate_headers = await admit(svc, identity)  # type: ignore[attr-defined]
     entries = [_model_entry(LOCAL, 0, "svc")]
     rows = await Provider.select(Provider.name, Provider.models, Provider.created_at).where(
-        Provider.enabled == True)  # noqa: E712
+        Provider.enabled == True).order_by(Provider.created_at)  # noqa: E712
+    listed = {LOCAL}
     for row in rows:
         created = int(row["created_at"].timestamp())
-        entries += [_model_entry(name, created, row["name"]) for name in row["models"]]
+        for name in row["models"]:
+            if name not in listed:  # two providers offering one name: the first answers it
+                listed.add(name)
+                entries.append(_model_entry(name, created, row["name"]))
     for agent in await svc.agents.listed_for(await reach_of(identity)):
         entries.append(_model_entry(f"{AGENT_PREFIX}{agent['id']}",
                                     int(agent["created_at"].timestamp()), "agent"))
@@ -59,10 +64,21 @@ async def get_model(request: Request, svc: Services) -> Response:
                         field="model")
 
 
+async def _json_body(request: Request) -> Any:
+    """The body as JSON whatever its Content-Type says: ``curl -d`` sends form encoding
+    by default, and a key is needed anyway, so leniency opens nothing to browsers."""
+    raw = await read_bytes(request, API_MAX_BODY_BYTES)
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ApiError(f"We could not parse the JSON body of your request: {exc}. Send a "
+                       "JSON object.", code="malformed_json", status=400) from None
+
+
 async def chat_completions(request: Request, svc: Services) -> Response:
     identity = await api_caller(request, svc)
     try:
-        chat = read_chat_request(await read_json_value(request, API_MAX_BODY_BYTES))
+        chat = read_chat_request(await _json_body(request))
     except ChatRequestError as exc:
         raise ApiError(exc.message, code=exc.code, field=exc.param, status=400) from None
     if chat.model.startswith(AGENT_PREFIX):

@@ -166,7 +166,8 @@ class Providers:
         if model == LOCAL:
             return ResolvedModel(LOCAL, LOCAL, None)
         row = await Provider.select().where(
-            (Provider.enabled == True) & Provider.models.any(model)).first()  # noqa: E712
+            (Provider.enabled == True) & Provider.models.any(model)).order_by(  # noqa: E712
+            Provider.created_at).first()
         if row is None:
             raise ModelNotFound(f"The model {model!r} does not exist or you do not have "
                                 "access to it.", field="model")

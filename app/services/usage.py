@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from app.tables import UsageEvent
+from app.tables import ApiKey, UsageEvent
 
 log = logging.getLogger("svc.usage")
 
@@ -85,4 +85,20 @@ class Usage:
             "coalesce(round(avg(latency_ms)), 0)::int AS avg_latency_ms "
             f"FROM usage_event WHERE at >= {{}} AND at < {{}} GROUP BY {order} ORDER BY {order}",
             since, until)
+        if by == "key":
+            await _name_keys(rows)
         return rows
+
+
+async def _name_keys(rows: list[dict[str, Any]]) -> None:
+    """Say whose each key is and what it is called (never its value: only the display
+    prefix is stored). App and telephone usage has no key: ``bucket`` None."""
+    ids = [row["bucket"] for row in rows if row["bucket"] is not None]
+    keys = await ApiKey.select(ApiKey.id, ApiKey.name, ApiKey.prefix,
+                               ApiKey.account_id.email).where(ApiKey.id.is_in(ids)) if ids else []
+    named = {str(key["id"]): key for key in keys}
+    for row in rows:
+        key = named.get(row["bucket"] or "")
+        row["key_name"] = key["name"] if key else None
+        row["key_prefix"] = key["prefix"] if key else None
+        row["owner_email"] = key["account_id.email"] if key else None

@@ -242,4 +242,28 @@ async def test_usage_is_recorded_per_key_next_to_app_usage(v1):
     admin = await v1.api.as_new_user(v1.services, "root@example.org", role="admin")
     totals = (await v1.api.get("/api/admin/usage", headers=admin)).json()
     assert totals["by_source"][0]["bucket"] == "api"
-    assert totals["by_key"][0]["bucket"] is not None and totals["by_key"][0]["requests"] == 1
+    by_key = totals["by_key"][0]
+    assert by_key["bucket"] is not None and by_key["requests"] == 1
+    assert (by_key["key_name"], by_key["owner_email"]) == ("laptop", "dev@example.org")
+    assert v1.key.startswith(by_key["key_prefix"]) and v1.key not in str(totals)
+
+
+async def test_a_body_over_the_limit_is_413_in_the_openai_shape(v1, monkeypatch):
+    from app.routes import v1 as v1_routes
+
+    monkeypatch.setattr(v1_routes, "API_MAX_BODY_BYTES", 1000)
+    response = await v1.api.post("/v1/chat/completions", headers={
+        "Authorization": f"Bearer {v1.key}"}, json={
+        "model": "fake-small", "messages": [{"role": "user", "content": "x" * 2000}]})
+    assert response.status_code == 413 and response.headers["x-request-id"]
+    assert set(response.json()["error"]) == {"message", "type", "param", "code"}
+    assert v1.upstream.requests == []
+
+
+async def test_a_json_body_sent_as_curl_sends_it_by_default_is_read(v1):
+    response = await v1.api.post("/v1/chat/completions", headers={
+        "Authorization": f"Bearer {v1.key}",
+        "Content-Type": "application/x-www-form-urlencoded"},
+        content=b'{"model": "fake-small", "messages": [{"role": "user", "content": "x"}]}')
+    assert response.status_code == 200, response.text
+    assert response.json()["choices"][0]["message"]["content"] == Behaviour().text

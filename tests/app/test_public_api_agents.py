@@ -283,3 +283,22 @@ async def test_the_local_model_answers_like_a_provider_model_and_keeps_nothing(a
     await ann.services.usage.drain()
     rows = await UsageEvent.select(UsageEvent.model, UsageEvent.source, UsageEvent.outcome)
     assert rows == [{"model": "local", "source": "api", "outcome": "ok"}] * 2
+
+
+async def test_a_client_leaving_before_a_whole_answer_cancels_it_and_is_counted(ann):
+    ann.upstream.behaviour = Behaviour(first_byte_delay=30)
+    model = await ann.agent()
+    async with httpx.AsyncClient(base_url=ann.api.base_url, timeout=httpx.Timeout(
+            10, read=0.5)) as client:
+        with pytest.raises(httpx.ReadTimeout):  # the client gives up and hangs up
+            await client.post("/v1/chat/completions", headers=ann.bearer, json={
+                "model": model, "messages": [user("Hi")]})
+    with anyio.fail_after(10):
+        await ann.upstream.wait_open_connections(0)
+    for _ in range(100):
+        await ann.services.usage.drain()
+        if await UsageEvent.count():
+            break
+        await asyncio.sleep(0.02)
+    rows = await UsageEvent.select(UsageEvent.outcome)
+    assert rows == [{"outcome": "client_disconnected"}]
