@@ -24,6 +24,9 @@ from app.routes import (
     api_keys,
     auth,
     chats,
+    conflict_names,
+    diary,
+    enquiries,
     health,
     libraries,
     projects,
@@ -55,6 +58,9 @@ ROUTE_MODULES = (
     telephony_carrier,
     telephony_pbx,
     console,
+    diary,
+    conflict_names,
+    enquiries,
 )
 
 

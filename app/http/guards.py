@@ -67,3 +67,30 @@ def owner_or_admin(identity: Identity, owner_id: UUID | str | None) -> None:
         return
     if owner_id is None or str(owner_id) != str(identity.account_id):
         raise NotFound()
+
+
+def query_value(request: Request, name: str) -> str | None:
+    """The first value of query parameter ``name``, or None."""
+    values = request.query.get(name)
+    return values[0] if values else None
+
+
+async def addressed_account(request: Request, svc: Services, identity: Identity, *,
+                            also_permission: str | None = None) -> UUID:
+    """The account an owner-or-administrator endpoint acts on: the caller's own, or the
+    one named by ``?account_id=`` when the caller is an administrator (or holds
+    ``also_permission``). Naming another account without that, or one that does not
+    exist, is the same 404 as for nothing at all."""
+    named = query_value(request, "account_id")
+    if named is None or named == str(identity.account_id):
+        return identity.account_id
+    allowed = identity.is_admin or (also_permission is not None
+                                    and also_permission in identity.permissions)
+    if not allowed:
+        raise NotFound()
+    try:
+        account_id = UUID(named)
+    except ValueError:
+        raise NotFound() from None
+    await svc.accounts.find(account_id)  # 404 when there is no such account
+    return account_id

@@ -12,6 +12,7 @@ from adapters.http_tools import HttpToolClient
 from adapters.providers import ProviderClient
 from app.config import BootConfig
 from app.crypto import SecretBox
+from app.diary.service import DiaryServices
 from app.services.accounts import Accounts
 from app.services.agents import Agents
 from app.services.api_keys import ApiKeys
@@ -58,6 +59,8 @@ class Services:
     features: FeatureFlags
     #: telephone lines: settings, lines, signalling, readiness, call log, tickets
     telephony: Telephony
+    #: the diary, appointments, screening list and enquiries, and their call tools
+    diary: DiaryServices
 
     @classmethod
     def build(cls, boot: BootConfig) -> "Services":
@@ -72,6 +75,8 @@ class Services:
         tools = ToolRegistry(box, http_tool_client, allow_hosts=settings.egress_allow_hosts)
         pipeline = Pipeline(providers, client, usage, tools, libraries)
         features = FeatureFlags(settings, audit)
+        diary = DiaryServices(audit)
+        diary.register_tools(tools)
         return cls(
             boot=boot,
             box=box,
@@ -94,6 +99,7 @@ class Services:
             chats=Chats(pipeline),
             features=features,
             telephony=Telephony(settings, box, audit, features, ListenerState()),
+            diary=diary,
         )
 
     async def aclose(self) -> None:

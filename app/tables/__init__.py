@@ -7,6 +7,7 @@ cannot drift. ``ALL_TABLES`` lists every table for Piccolo's app registry.
 from app.tables.accounts import Account, AuditEntry, AuthSession, LoginFailure, RuntimeSetting
 from app.tables.api_keys import ApiKey
 from app.tables.notify import NotifyAttempt, NotifyOutbox, NotifyTarget
+from app.tables.diary import Appointment, Diary, DiaryClosure, Enquiry, ScreeningName
 from app.tables.telephony import (
     FeatureOverride,
     TelephonyCall,
@@ -39,6 +40,7 @@ ALL_TABLES = (
     FeatureOverride, TelephonyLine, TelephonyCall, TelephonyTicket, TelephonyRing,
     TelephonySignatureFailure,
     NotifyTarget, NotifyOutbox, NotifyAttempt,
+    Diary, DiaryClosure, Appointment, ScreeningName, Enquiry,
 )
 
 __all__ = [table.__name__ for table in ALL_TABLES] + ["ALL_TABLES"]
