@@ -6,8 +6,8 @@ cannot drift. ``ALL_TABLES`` lists every table for Piccolo's app registry.
 
 from app.tables.accounts import Account, AuditEntry, AuthSession, LoginFailure, RuntimeSetting
 from app.tables.api_keys import ApiKey
-from app.tables.notify import NotifyAttempt, NotifyOutbox, NotifyTarget
 from app.tables.diary import Appointment, Diary, DiaryClosure, Enquiry, ScreeningName
+from app.tables.notify import NotifyAttempt, NotifyOutbox, NotifyTarget
 from app.tables.telephony import (
     FeatureOverride,
     TelephonyCall,

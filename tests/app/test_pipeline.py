@@ -298,18 +298,18 @@ async def test_a_tool_that_wants_the_call_receives_the_same_context_every_turn(
     async def plain(arguments):
         return "plain"
 
-    services.tools.register(ToolSpec("put_through", "Transfers.", side_effecting=True,
+    services.tools.register(ToolSpec("transfer_now", "Transfers.", side_effecting=True,
                                      usable_on_call=True), put_through, wants_call=True)
     services.tools.register(ToolSpec("plain_tool", "Reads."), plain)
     call = CallContext(uuid.uuid4(), uuid.uuid4(), owner, "+441632960001")
     policy = CallToolPolicy(timeout_seconds=8)
-    finished, _ = await _tool_turn(services, fake, owner, "put_through", policy=policy, call=call)
+    finished, _ = await _tool_turn(services, fake, owner, "transfer_now", policy=policy, call=call)
     assert finished.status is ToolStatus.OK and seen == [call] and call.transfer_requested
     fake.requests.clear()
-    await _tool_turn(services, fake, owner, "put_through", policy=policy, call=call)
+    await _tool_turn(services, fake, owner, "transfer_now", policy=policy, call=call)
     assert seen == [call, call]  # one context per call, the same object every turn
     fake.requests.clear()
-    outside, _ = await _tool_turn(services, fake, owner, "put_through")
+    outside, _ = await _tool_turn(services, fake, owner, "transfer_now")
     assert outside.status is ToolStatus.OK and seen[-1] is None  # outside a call: None
     fake.requests.clear()
     other, _ = await _tool_turn(services, fake, owner, "plain_tool", call=call)
@@ -438,9 +438,9 @@ async def test_local_model_on_a_call_offers_a_message_when_a_tool_is_refused(ser
     async def put_through(arguments):
         return "ringing"
 
-    services.tools.register(ToolSpec("put_through", "Transfer the caller to a person.",
+    services.tools.register(ToolSpec("transfer_caller", "Transfer the caller to a person.",
                                      side_effecting=True), put_through)
-    agent = await add_agent(owner, model="local", tools=["put_through"])
+    agent = await add_agent(owner, model="local", tools=["transfer_caller"])
     events = await turn(services, owner, agent, "Can I speak to a person?",
                         policy=CallToolPolicy(), source="telephone")
     assert only(events, ToolFinished).status is ToolStatus.REFUSED
