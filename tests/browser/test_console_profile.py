@@ -26,12 +26,12 @@ def accounts(console):
 def test_a_wrong_password_is_refused_on_the_form_and_a_right_one_signs_in(page):
     page.goto("/")
     assert page.url.endswith("/login")
-    page.get_by_label("Email").fill(USER)
-    page.get_by_label("Password").fill("not the password at all")
+    page.get_by_label("Email", exact=True).fill(USER)
+    page.get_by_label("Password", exact=True).fill("not the password at all")
     page.get_by_role("button", name="Sign in").click()
     assert page.get_by_role("alert").is_visible()
     assert "/login" in page.url
-    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("heading", name="Console").wait_for()
     screenshot(page, "home-ordinary-user")
@@ -59,8 +59,8 @@ def test_a_key_is_shown_once_copied_and_revoked_after_confirmation(page):
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     sign_in(page, USER)
     page.goto("/profile/keys")
-    page.get_by_label("Name (what the key is for)").fill("editor plugin")
-    page.get_by_label("Expires after (days, optional)").fill("30")
+    page.get_by_label("Name (what the key is for)", exact=True).fill("editor plugin")
+    page.get_by_label("Expires after (days, optional)", exact=True).fill("30")
     page.get_by_role("button", name="Mint key").click()
     minted = page.locator("#minted-value")
     minted.wait_for()
@@ -87,3 +87,26 @@ def test_a_key_is_shown_once_copied_and_revoked_after_confirmation(page):
     expect(page.get_by_role("status")).to_contain_text("is revoked")
     expect(row).to_contain_text("revoked")
     screenshot(page, "api-key-revoked")
+
+
+def test_the_console_is_used_from_the_keyboard_with_a_visible_focus(page):
+    page.goto("/login")
+    page.keyboard.type(USER)  # the email field has the focus on arrival
+    page.keyboard.press("Tab")
+    page.keyboard.type(PASSWORD)
+    page.keyboard.press("Enter")
+    page.get_by_role("heading", name="Console").wait_for()
+    page.keyboard.press("Tab")  # the skip link comes first and shows itself
+    skip = page.get_by_role("link", name="Skip to the content")
+    expect(skip).to_be_focused()
+    assert skip.evaluate("a => a.getBoundingClientRect().left") >= 0
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")  # brand, sign out, then the first screen in the navigation
+    focused = page.locator(":focus")
+    expect(focused).to_have_text("API keys")
+    outline = focused.evaluate("a => getComputedStyle(a).outlineStyle + ' ' + getComputedStyle(a).outlineWidth")
+    assert outline == "solid 3px"
+    page.keyboard.press("Enter")
+    page.get_by_role("heading", level=1, name="API keys").wait_for()
+    screenshot(page, "keyboard-focus")

@@ -17,7 +17,7 @@ async function load() {
     { value: (p) => p.models.join(", ") || "none" },
     { value: (p) => (p.enabled ? "enabled" : "disabled") },
     { value: (p) => el("div", { class: "actions" },
-        button("Refresh models", `Refresh the models of ${p.name}`, async () => {
+        button("Refresh models", `Refresh models of ${p.name}`, async () => {
           await api("POST", `${PATH}/${p.id}/refresh`);
           await load();
           say(`The models of ${p.name} are refreshed.`);

@@ -1,0 +1,134 @@
+"""The console in a browser, as the account a line answers for: the diary's weekly
+hours with a break, a closure and an upcoming appointment in the diary's zone; the
+screening list's paste box; an enquiry's status; and what an ordinary account without
+the telephone feature is offered."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+
+from tests.browser.conftest import PASSWORD, open_screen, require_api, screenshot, sign_in
+from tests.browser.harness import ENABLE_NOTICE
+
+expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
+
+OWNER = "dentist@example.com"
+OTHER = "visitor@example.com"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def accounts(console):
+    from app.services.accounts import Identity
+
+    services = console.services
+    root = console.run(services.accounts.create("root@example.com", PASSWORD, "superadmin", ()))
+    owner = console.run(services.accounts.create(OWNER, PASSWORD, "user", ()))
+    console.run(services.accounts.create(OTHER, PASSWORD, "user", ()))
+    console.run(services.features.set_override(Identity.from_row(root), owner["id"],
+                                               "features.telephony", True))
+    return owner
+
+
+def _api(page, console) -> httpx.Client:
+    """An HTTP client holding the browser's session cookie."""
+    return httpx.Client(base_url=console.base_url,
+                        cookies={c["name"]: c["value"] for c in page.context.cookies()})
+
+
+def test_owner_screens_are_offered_only_with_the_telephone_feature(page):
+    sign_in(page, OTHER)
+    nav = page.get_by_role("navigation", name="Screens")
+    expect(nav.get_by_role("link", name="Agents")).to_be_visible()
+    expect(nav.get_by_role("link", name="Diary")).to_have_count(0)
+    assert page.goto("/owner/diary").status == 404
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, OWNER)
+    for title in ("Diary", "Screening list", "Notification targets", "Enquiries", "Compliance"):
+        expect(nav.get_by_role("link", name=title)).to_be_visible()
+    expect(nav.get_by_role("link", name="Call log")).to_have_count(0)
+
+
+def test_the_weekly_hours_are_edited_with_a_break_and_kept(page, console):
+    require_api(console, "GET", "/api/diary")
+    sign_in(page, OWNER)
+    open_screen(page, "Diary")
+    page.get_by_label("Time zone (IANA, e.g. Europe/London)").fill("Europe/London")
+    page.get_by_label("Appointment length (minutes)").fill("30")
+    page.get_by_label("Earliest booking ahead (minutes)").fill("0")
+    page.get_by_label("Bookable ahead (days)").fill("14")
+    page.get_by_label("Lines offer times").check()
+    for day in ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"):
+        while page.get_by_role("button", name=re.compile(f"^Remove {day} period")).count():
+            page.get_by_role("button", name=re.compile(f"^Remove {day} period")).first.click()
+    page.get_by_role("button", name="Add a period on Monday").click()
+    page.get_by_label("Monday period 1 opens").fill("09:00")
+    page.get_by_label("Monday period 1 closes").fill("12:30")
+    page.get_by_role("button", name="Add a period on Monday").click()
+    page.get_by_label("Monday period 2 opens").fill("13:30")
+    page.get_by_label("Monday period 2 closes").fill("17:00")
+    for day in ("Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"):
+        page.get_by_role("button", name=f"Add a period on {day}").click()
+        page.get_by_label(f"{day} period 1 opens").fill("08:00")
+        page.get_by_label(f"{day} period 1 closes").fill("00:00")  # until midnight
+    page.get_by_role("button", name="Save hours").click()
+    expect(page.get_by_role("status")).to_contain_text("The diary is saved")
+
+    stored = _api(page, console).get("/api/diary").json()
+    monday = [(p["opens_minute"], p["closes_minute"]) for p in stored["hours"] if p["weekday"] == 0]
+    assert monday == [(540, 750), (810, 1020)]
+    assert {p["closes_minute"] for p in stored["hours"] if p["weekday"] > 0} == {1440}
+
+    page.get_by_label("Closed on").fill("2031-12-25")
+    page.get_by_label("Note").fill("Christmas")
+    page.get_by_role("button", name="Add closure").click()
+    expect(page.locator("#closures")).to_contain_text("Christmas")
+
+    client = _api(page, console)
+    slot = client.get("/api/diary/slots", params={"limit": "1"}).json()["data"][0]
+    booked = client.post("/api/diary/appointments", json={
+        "starts_at": slot["starts_at"], "caller_name": "Ada Lovelace", "subject": "Check-up"})
+    assert booked.status_code == 201, booked.text
+    page.reload()
+    row = page.locator("#appointments").get_by_role("row", name=re.compile("Ada Lovelace"))
+    expect(row).to_contain_text(booked.json()["reference"])
+    expect(page.locator("#zone-note")).to_contain_text("Europe/London")
+    expect(page.get_by_label("Monday period 2 opens")).to_have_value("13:30")
+    screenshot(page, "diary")
+
+
+def test_the_screening_paste_box_reports_added_and_skipped(page, console):
+    require_api(console, "GET", "/api/conflict-names")
+    sign_in(page, OWNER)
+    open_screen(page, "Screening list")
+    page.get_by_label("Names, one per line").fill("Dr Jane Smith\nSmith, Jane\nAcme Holdings Ltd")
+    page.get_by_label("Note for every name of this paste (optional)").fill("former clients")
+    page.get_by_role("button", name="Add names").click()
+    expect(page.locator("#paste-result")).to_have_text(
+        "Added 2, skipped 1 already on the list.")
+    expect(page.locator("#names").get_by_role("row")).to_have_count(2)
+    screenshot(page, "screening")
+
+
+def test_an_enquiry_changes_status_in_place(page, console, accounts):
+    require_api(console, "GET", "/api/enquiries")
+    from app import db
+
+    async def take_message():
+        async with db.connection() as connection:
+            await connection.execute(
+                "INSERT INTO enquiry (account_id, caller_number, caller_name, subject, message) "
+                "VALUES ($1, '+447700900123', 'Grace Hopper', 'Invoice', 'Please call back.')",
+                accounts["id"])
+
+    console.run(take_message())
+    sign_in(page, OWNER)
+    open_screen(page, "Enquiries")
+    status = page.get_by_label("Status of the message from Grace Hopper")
+    expect(status).to_have_value("new")
+    status.select_option("in_hand")
+    expect(page.get_by_role("status")).to_contain_text("is now in hand")
+    page.reload()
+    expect(page.get_by_label("Status of the message from Grace Hopper")).to_have_value("in_hand")

@@ -1,0 +1,184 @@
+"""The console in a browser, as the administrator of a fresh install: set up a Library,
+an agent and a provider without curl; the telephone settings and readiness checks;
+register, edit and enable a line; read the call log, open a call, read its transcript
+and play its recording."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import uuid
+
+import pytest
+
+from tests.browser.conftest import PASSWORD, open_screen, require_api, screenshot, sign_in
+from tests.browser.harness import ENABLE_NOTICE
+
+expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
+
+ROOT = "root@example.com"
+OWNER = "reception@example.com"
+CALLS = 30
+
+
+@pytest.fixture(scope="module", autouse=True)
+def accounts(console):
+    console.run(console.services.accounts.create(ROOT, PASSWORD, "superadmin", ()))
+    console.run(console.services.accounts.create(OWNER, PASSWORD, "user", ()))
+
+
+def test_a_fresh_install_is_set_up_from_the_console(page, tmp_path):
+    sign_in(page, ROOT)
+    open_screen(page, "Libraries")
+    page.get_by_label("Name", exact=True).fill("Practice handbook")
+    page.get_by_label("Description", exact=True).fill("Opening hours and fees")
+    page.get_by_role("button", name="Create Library").click()
+    expect(page.get_by_role("status")).to_contain_text("Practice handbook is created")
+    handbook = tmp_path / "fees.md"
+    handbook.write_text("# Fees\n\nA first consultation costs 80 pounds and lasts an hour.\n")
+    page.get_by_label("Document (text, Markdown or HTML)", exact=True).set_input_files(str(handbook))
+    page.get_by_role("button", name="Upload").click()
+    expect(page.get_by_role("status")).to_contain_text("fees.md is uploaded")
+    expect(page.locator("#documents")).to_contain_text("text/markdown")
+    expect(page.locator("#libraries")).to_contain_text("1")
+    screenshot(page, "libraries")
+
+    open_screen(page, "Agents")
+    page.get_by_label("Name", exact=True).fill("Reception")
+    page.get_by_label("Model", exact=True).select_option("local")
+    page.get_by_label("Instructions", exact=True).fill("Answer from the handbook; take messages.")
+    page.get_by_label("Practice handbook", exact=True).check()
+    page.get_by_role("button", name="Create agent").click()
+    expect(page.locator("#agents")).to_contain_text("Practice handbook")
+
+    open_screen(page, "Providers")
+    page.get_by_label("Name", exact=True).fill("office-gpu")
+    page.get_by_label("Base address (…/v1)", exact=True).fill("http://127.0.0.1:9/v1")
+    page.get_by_label("Models, one per line (empty: ask the server)", exact=True).fill("llama-small\nllama-large")
+    page.get_by_role("button", name="Register provider").click()
+    expect(page.locator("#providers")).to_contain_text("llama-large, llama-small")
+    screenshot(page, "providers")
+
+
+def test_telephone_settings_checks_and_a_line_from_registration_to_enabled(page):
+    sign_in(page, ROOT)
+    page.goto("/admin/telephone")
+    expect(page.locator("#t-credential-state")).to_have_text("not stored")
+    page.locator("#t-provider").select_option("carrier")
+    page.get_by_label("Public address (https)", exact=True).fill("https://phones.example.com")
+    page.get_by_label("Carrier credential", exact=True).fill("carrier-auth-token-0123456789")
+    page.get_by_role("button", name="Save settings").click()
+    expect(page.get_by_role("status")).to_contain_text("settings are saved")
+    expect(page.locator("#t-credential-state")).to_have_text("stored")
+    assert "carrier-auth-token" not in page.content()  # write-only
+
+    page.get_by_role("button", name="Run the checks").click()
+    checks = page.locator("#checks")
+    expect(checks.get_by_role("row")).to_have_count(11)
+    expect(checks.get_by_role("row", name=re.compile("^carrier_credential"))).to_contain_text("pass")
+    expect(checks.get_by_role("row", name=re.compile("^lines"))).to_contain_text("fail")
+
+    page.get_by_label("Number", exact=True).fill("+44 (0)20 7946 0000")
+    expect(page.get_by_role("note").filter(has_text="Leave out the (0)")).to_be_visible()
+    page.get_by_label("Number", exact=True).fill("+44 20 7946 0000")
+    page.get_by_label("Label", exact=True).fill("Front desk")
+    page.get_by_label("Agent", exact=True).select_option(label="Reception")
+    page.get_by_label("Account the line answers for", exact=True).select_option(label=OWNER)
+    page.get_by_label("Record calls", exact=True).check()
+    page.get_by_label("Keep recordings (days)", exact=True).fill("30")
+    page.get_by_role("button", name="Register line").click()
+    expect(page.get_by_role("status")).to_contain_text("switched off until you enable it")
+    row = page.locator("#lines").get_by_role("row", name=re.compile(r"\+442079460000"))
+    expect(row).to_contain_text("disabled")
+    expect(row).to_contain_text(OWNER)
+
+    row.get_by_role("button", name="Edit +442079460000").click()
+    page.get_by_label("Label", exact=True).fill("Front desk, main")
+    page.get_by_role("button", name="Save line").click()
+    expect(row).to_contain_text("Front desk, main")
+    row.get_by_role("button", name="Enable +442079460000").click()
+    expect(row).to_contain_text("enabled")
+    page.get_by_role("button", name="Run the checks").click()
+    expect(checks.get_by_role("row", name=re.compile("^lines"))).to_contain_text("pass")
+    screenshot(page, "telephone")
+
+
+async def _calls_on_the_line(console) -> str:
+    """Thirty finished calls on the line; the newest has a transcript and a recording."""
+    from app import db
+    from app.tables import Chat, ChatMessage
+    from core.wav import interleave, ulaw_header
+    from kernels.ulaw import lin2ulaw
+
+    async with db.connection() as connection:
+        line = await connection.fetchrow("SELECT id, e164, agent_id, owner_user_id "
+                                         "FROM telephony_line")
+        start = dt.datetime.now(dt.UTC) - dt.timedelta(hours=CALLS + 1)
+        ids = []
+        for n in range(CALLS):
+            ids.append(await connection.fetchval(
+                "INSERT INTO telephony_call (id, number_id, e164, from_number, provider, "
+                "owner_id, agent_id, outcome, started_at, media_started_at, ended_at) "
+                "VALUES ($1, $2, $3, $4, 'carrier', $5, $6, $7, $8, $8, $9) RETURNING id",
+                uuid.uuid4(), line["id"], line["e164"], f"+4477009000{n:02d}",
+                line["owner_user_id"], line["agent_id"],
+                "transferred" if n % 5 == 0 else "completed",
+                start + dt.timedelta(hours=n), start + dt.timedelta(hours=n, seconds=95)))
+    newest = ids[-1]
+    chat = Chat(owner_id=line["owner_user_id"], agent_id=line["agent_id"], source="telephone",
+                title="Call from +447700900029")
+    await chat.save()
+    await ChatMessage.insert(
+        ChatMessage(chat_id=chat.id, role="user", content="How much is a first consultation?"),
+        ChatMessage(chat_id=chat.id, role="assistant",
+                    content="A first consultation costs 80 pounds and lasts an hour."))
+    async with db.connection() as connection:
+        await connection.execute("UPDATE telephony_call SET chat_id = $2 WHERE id = $1",
+                                 newest, chat.id)
+    # one second of a 440 Hz tone on both channels, as the recorder writes it
+    tone = b"".join(int(8000 * math.sin(2 * math.pi * 440 * i / 8000)).to_bytes(2, "little", signed=True)
+                    for i in range(8000))
+    side = lin2ulaw(tone)
+    directory = console.services.boot.recordings_dir
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{newest}.wav").write_bytes(ulaw_header(8000) + interleave(side, side))
+    return str(newest)
+
+
+def test_the_call_log_filters_pages_and_opens_a_call_with_transcript_and_recording(page, console):
+    newest = console.run(_calls_on_the_line(console))
+    sign_in(page, ROOT)
+    open_screen(page, "Call log")
+    calls = page.locator("#calls")
+    expect(calls.get_by_role("row")).to_have_count(CALLS)
+    page.get_by_label("Calls per page", exact=True).select_option("25")
+    page.get_by_role("button", name="Show calls").click()
+    expect(calls.get_by_role("row")).to_have_count(25)
+    expect(calls.get_by_role("row").first).to_contain_text("+447700900029")
+    page.get_by_role("button", name="Older calls").click()
+    expect(calls.get_by_role("row")).to_have_count(CALLS - 25)
+    expect(page.get_by_role("button", name="Older calls")).to_be_disabled()
+    page.get_by_role("button", name="Newest calls").click()
+    expect(calls.get_by_role("row")).to_have_count(25)
+    page.get_by_label("Outcome", exact=True).select_option("transferred")
+    page.get_by_label("Line", exact=True).select_option(label="+442079460000 (Front desk, main)")
+    page.get_by_role("button", name="Show calls").click()
+    expect(calls.get_by_role("row")).to_have_count(CALLS // 5)
+    screenshot(page, "call-log")
+
+    page.get_by_label("Outcome", exact=True).select_option("")
+    page.get_by_role("button", name="Show calls").click()
+    calls.get_by_role("link", name=re.compile("from \\+447700900029")).click()
+    page.wait_for_url(f"**/admin/telephone/calls/{newest}")
+    expect(page.locator("#call")).to_contain_text("completed")
+    expect(page.locator("#transcript")).to_contain_text("80 pounds")
+    screenshot(page, "call-with-transcript")
+    require_api(console, "GET", f"/api/telephony/calls/{newest}/recording")
+    page.get_by_role("button", name="Play the recording").click()
+    player = page.locator("#player")
+    expect(player).to_be_visible()
+    page.wait_for_function("document.getElementById('player').readyState >= 2")
+    assert player.evaluate("p => p.duration") == pytest.approx(1.0, abs=0.05)
+    assert player.evaluate("p => p.error") is None
+    screenshot(page, "call-with-recording")
