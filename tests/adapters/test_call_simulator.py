@@ -144,3 +144,55 @@ async def test_a_script_that_plays_audio_without_a_synthesiser_needs_none():
     assert isinstance(steps[0], Play)
     with pytest.raises(ValueError):
         await prepare([Say("x")], None)
+
+
+def walk(caller: Caller, heard: list[bool], frames: int):
+    """What the caller does frame by frame, given what it hears in each frame."""
+    done = []
+    for index in range(frames):
+        action, frame = caller.next_frame(index * 0.02, heard[index] if index < len(heard)
+                                          else False)
+        done.append(action.value)
+        if action.value == "hang_up":
+            break
+    return done
+
+
+def test_listening_waits_for_the_line_to_speak_and_then_fall_quiet():
+    from adapters.call_simulator.script import Action
+
+    caller = Caller([Listen(quiet_ms=100, timeout_s=10)])
+    heard = [False] * 10 + [True] * 5 + [False] * 20
+    done = walk(caller, heard, 40)
+    # 10 frames before the line speaks, 5 while it speaks, then 100 ms of quiet counted
+    # from the first quiet frame (heard[15]), then hang up.
+    assert done.count(Action.AUDIO.value) == 19 and done[-1] == "hang_up"
+
+
+def test_a_listen_gives_up_after_its_timeout_and_a_key_is_pressed_once():
+    from adapters.call_simulator import GoSilent, Press
+
+    caller = Caller([Listen(quiet_ms=100, timeout_s=0.1), Press("5"), GoSilent(timeout_s=0.1)])
+    done = walk(caller, [], 40)
+    assert done == ["audio"] * 5 + ["key"] + ["nothing"] * 5 + ["hang_up"]
+    assert caller.digit == "5"
+
+
+def test_a_turn_ends_when_its_last_frame_is_sent():
+    caller = Caller([Play(tone(100), label="hi")])
+    walk(caller, [], 10)
+    assert [(t.label, round(t.started_s, 2), round(t.ended_s, 2)) for t in caller.turns] == [
+        ("hi", 0.0, 0.08)]
+
+
+async def test_a_report_reads_as_text():
+    from adapters.call_simulator.summary import describe
+
+    async with running_fake_line(Behaviour(opening_ms=300, reply_ms=300)) as line:
+        report = await ring("pbx", line, [Listen(quiet_ms=300, timeout_s=5), Say("hello there"),
+                                          AwaitHangup(timeout_s=5)])
+    await transcribe(report, LengthRecogniser())
+    text = describe(report)
+    assert "the line ended the call" in text
+    assert '"300 ms"' in text and 'caller' in text and '"hello there"' in text
+    assert "no transfer" in text
