@@ -17,7 +17,6 @@ import anyio
 
 from adapters.call_simulator.audio import (
     CALL_RATE,
-    FRAME_BYTES,
     FRAME_SECONDS,
     audible,
     frames_of,
@@ -127,6 +126,7 @@ class Ear:
         self._waiting: list[Timing] = []
         self._reply: Reply | None = None
         self._reply_start = 0
+        self._reply_end = 0
         self._quiet_since: float | None = None
 
     def turn_ended(self, turn: Turn) -> None:
@@ -154,6 +154,7 @@ class Ear:
                 self._reply = Reply(now_s, now_s, b"")
                 self._reply_start = start
             self._reply.ended_s = now_s + FRAME_SECONDS
+            self._reply_end = len(self._heard)
             self._quiet_since = None
         elif self._reply is not None:
             if self._quiet_since is None:
@@ -171,8 +172,7 @@ class Ear:
     def _close_reply(self) -> None:
         reply = self._reply
         assert reply is not None
-        end = self._reply_start + round((reply.ended_s - reply.started_s) / FRAME_SECONDS) * FRAME_BYTES
-        reply.pcm = bytes(self._heard[self._reply_start:end])
+        reply.pcm = bytes(self._heard[self._reply_start:self._reply_end])
         self.report.replies.append(reply)
         self._reply = None
         self._quiet_since = None
