@@ -7,7 +7,7 @@ The protocols and the error are in ``base.py``; every engine raises only
   ``/audio/transcriptions`` (a WAV per turn), over the pool in ``http.py``;
 * ``turns.py`` — the HTTP turn detector (our small JSON protocol);
 * ``espeak.py`` — local synthesis with eSpeak NG (16 kHz);
-* ``sphinx.py`` — local recognition with PocketSphinx.
+* ``sphinx.py`` — local recognition with PocketSphinx (both local ones in ``local.py``).
 
 Build the engines a call uses with ``app.voice.engines.engines_for_calls``.
 """

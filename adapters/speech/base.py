@@ -34,16 +34,19 @@ class SpeechUnavailable(Exception):
     """The engine could not be reached, answered an error, or timed out.
 
     ``engine`` names it (a host, ``local eSpeak NG``) for the log and the readiness
-    check; the message says what went wrong in words an operator can act on.
+    check; the message says what went wrong in words an operator can act on;
+    ``status`` is the HTTP status when a remote engine answered one.
     """
 
-    def __init__(self, message: str, *, engine: str = "") -> None:
+    def __init__(self, message: str, *, engine: str = "", status: int | None = None) -> None:
         super().__init__(f"{engine}: {message}" if engine else message)
         self.message = message
         self.engine = engine
+        self.status = status
 
     def __reduce__(self):  # pickled whole: local recognition raises it in a worker process
-        return functools.partial(type(self), engine=self.engine), (self.message,)
+        rebuild = functools.partial(type(self), engine=self.engine, status=self.status)
+        return rebuild, (self.message,)
 
 
 def whole_samples(pcm16: bytes, sample_rate: int) -> bytes:

@@ -131,7 +131,8 @@ async def _request(session: aiohttp.ClientSession, endpoint: Endpoint, path: str
         if response.status >= 300:
             with map_exceptions(endpoint.label):
                 body = await response.content.read(_MAX_ERROR_BYTES)
-            raise SpeechUnavailable(_status_message(response.status, body), engine=endpoint.label)
+            raise SpeechUnavailable(_status_message(response.status, body),
+                                    engine=endpoint.label, status=response.status)
         yield response
     except BaseException:
         # Left early (barge-in, cancellation, an error): close the connection rather

@@ -6,10 +6,11 @@ call the use cases on it; nothing else keeps global state.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from adapters.http_tools import HttpToolClient
 from adapters.providers import ProviderClient
+from adapters.speech.http import SpeechHttp
 from app.config import BootConfig
 from app.crypto import SecretBox
 from app.diary.service import DiaryServices
@@ -61,6 +62,8 @@ class Services:
     telephony: Telephony
     #: the diary, appointments, screening list and enquiries, and their call tools
     diary: DiaryServices
+    #: the pooled connections of calls to remote speech engines (app.voice.engines)
+    speech_http: SpeechHttp = field(default_factory=SpeechHttp)
 
     @classmethod
     def build(cls, boot: BootConfig) -> "Services":
@@ -107,6 +110,7 @@ class Services:
         await self.usage.drain()
         await self.client.aclose()
         await self.http_tool_client.aclose()
+        await self.speech_http.aclose()
 
     @property
     def max_body_bytes(self) -> int:

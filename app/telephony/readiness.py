@@ -12,25 +12,26 @@ request: a short phrase is sent to the configured engine — ``POST
 {voice_live.tts_stream_url}/audio/speech`` (OpenAI-compatible: ``voice_live.tts_model``,
 ``voice_live.tts_voice``, ``response_format: pcm``, key ``voice_live.tts_api_key_enc``),
 passing when audio bytes come back within a few seconds; for ``local``, the built-in
-engine (eSpeak NG, package ``espeakng-loader``) passes when it can be loaded.
+engine (eSpeak NG, package ``espeakng-loader``) must speak the phrase the same way.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import ipaddress
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 from urllib.parse import urlsplit
 
-import aiohttp
 import anyio
 
+from adapters.speech import SpeechUnavailable
 from app import db
 from app.crypto import SecretBox
 from app.services.settings import Settings, Snapshot
 from app.telephony.settings_resource import effective_public_base, media_url, public_url
 from app.telephony.signalling import MEDIA_PATH, VOICE_PATH
+from app.voice.engines import LOCAL, synthesiser_for
 from core.refusals import SUPPORTED_SAMPLE_RATES, streaming_synthesiser_configured
 
 CHECK_IDS = ("feature", "provider", "carrier_credential", "public_address", "listen_address",
@@ -101,53 +102,49 @@ def _reachable_host(base: str) -> str | None:
 
 TEST_PHRASE = "This is a test of the telephone line."
 TIMEOUT_SECONDS = 5.0
-LOCAL_ENGINE_MODULE = "espeakng_loader"
 
 
-def _local_engine() -> tuple[bool, str]:
-    if importlib.util.find_spec(LOCAL_ENGINE_MODULE) is not None:
-        return True, "The local speech engine (eSpeak NG) is installed."
-    return False, ("voice_live.tts_stream_url is local but the local speech engine is not "
-                   "installed. Install it with: pip install espeakng-loader")
-
-
-async def _remote_engine(base: str, model: str, voice: str,
-                         key: str | None) -> tuple[bool, str]:
-    url = base.rstrip("/") + "/audio/speech"
-    host = urlsplit(url).netloc or url
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    body = {"model": model, "voice": voice, "input": TEST_PHRASE, "response_format": "pcm"}
-    timeout = aiohttp.ClientTimeout(total=TIMEOUT_SECONDS)
-    try:
-        async with aiohttp.ClientSession(timeout=timeout) as session:
-            async with session.post(url, json=body, headers=headers) as response:
-                audio = await response.content.read(4096)
-                status = response.status
-    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        return False, (f"The speech engine at {host} did not answer ({type(exc).__name__}). "
-                       "Check voice_live.tts_stream_url and that the engine is running.")
-    if status in (401, 403):
-        return False, (f"The speech engine at {host} refused the key (HTTP {status}). "
-                       "Store a valid voice_live.tts_api_key_enc.")
-    if status != 200:
-        return False, (f"The speech engine at {host} answered HTTP {status}. Check "
-                       "voice_live.tts_model and voice_live.tts_voice.")
-    if not audio:
-        return False, f"The speech engine at {host} answered without audio."
-    return True, f"The speech engine at {host} spoke the test phrase."
+def _unavailable_sentence(exc: SpeechUnavailable, local: bool) -> str:
+    if local:
+        return f"voice_live.tts_stream_url is local but the {exc}."
+    host = exc.engine or "the configured address"
+    if exc.status in (401, 403):
+        return (f"The speech engine at {host} refused the key (HTTP {exc.status}). "
+                "Store a valid voice_live.tts_api_key_enc.")
+    if exc.status is not None:
+        return (f"The speech engine at {host} {exc.message}. Check voice_live.tts_model "
+                "and voice_live.tts_voice.")
+    return (f"The speech engine at {host} did not answer: {exc.message}. Check "
+            "voice_live.tts_stream_url and that the engine is running.")
 
 
 async def probe_synthesiser(snapshot: Snapshot, key: str | None) -> tuple[bool, str]:
-    """``(passed, sentence)`` for the engine the settings name."""
+    """``(passed, sentence)``: the engine a call would use speaks the test phrase.
+
+    The synthesiser comes from ``app.voice.engines``, as a call's does, so the check
+    and the calls agree — ``local`` included, which must really speak.
+    """
     url = (snapshot["voice_live.tts_stream_url"] or "").strip()
     if not streaming_synthesiser_configured(snapshot["voice_live.tts_stream"], url):
         return False, ("No streaming synthesiser is configured, so a line picks up and "
                        "cannot speak. Set voice_live.tts_stream to true and "
                        "voice_live.tts_stream_url to an engine or 'local'.")
-    if url == "local":
-        return _local_engine()
-    return await _remote_engine(url, snapshot["voice_live.tts_model"],
-                                snapshot["voice_live.tts_voice"], key)
+    synthesiser = synthesiser_for(snapshot, key)
+    local = url == LOCAL
+    name = "The local speech engine (eSpeak NG)" if local else (
+        f"The speech engine at {urlsplit(url).netloc or url}")
+    try:
+        with anyio.fail_after(TIMEOUT_SECONDS):
+            async with aclosing(synthesiser.stream(TEST_PHRASE)) as chunks:
+                audio = await anext(chunks, b"")
+    except SpeechUnavailable as exc:
+        return False, _unavailable_sentence(exc, local)
+    except TimeoutError:
+        return False, (f"{name} did not answer within {TIMEOUT_SECONDS:g} seconds. Check "
+                       "voice_live.tts_stream_url and that the engine is running.")
+    if not audio:
+        return False, f"{name} answered without audio."
+    return True, f"{name} spoke the test phrase."
 
 
 # -- the checks

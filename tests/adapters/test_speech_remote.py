@@ -10,11 +10,12 @@ from contextlib import aclosing
 import anyio
 import pytest
 
-from adapters.speech import Recogniser, SpeechTimeouts, SpeechUnavailable, Synthesiser, TurnDetector
-from adapters.speech.http import Endpoint, SpeechHttp
+from adapters.speech import (
+    Recogniser, SpeechTimeouts, SpeechUnavailable, Synthesiser, TurnDetector)
+from adapters.speech.http import Endpoint
 from adapters.speech.openai import OpenAIRecogniser, OpenAISynthesiser
 from adapters.speech.turns import HttpTurnDetector
-from tests.fakes.speech import FakeSpeech, SpeechBehaviour, spoken_pcm
+from tests.fakes.speech import SpeechBehaviour, speech, speech_http, spoken_pcm  # noqa: F401
 
 pytestmark = pytest.mark.anyio
 
@@ -23,30 +24,18 @@ GUARD = 10
 QUICK = SpeechTimeouts(connect=2, read=0.3)
 
 
-@pytest.fixture
-async def fake():
-    async with FakeSpeech() as fake:
-        yield fake
+def synthesiser(speech, speech_http=None, timeouts=SpeechTimeouts(), key="sk-speech"):
+    return OpenAISynthesiser(Endpoint(speech.base_url, key), model="tts-1", voice="alloy",
+                             timeouts=timeouts, http=speech_http)
 
 
-@pytest.fixture
-async def http():
-    async with SpeechHttp() as http:
-        yield http
+def recogniser(speech, speech_http=None, timeouts=SpeechTimeouts(), language=None):
+    return OpenAIRecogniser(Endpoint(speech.base_url, "sk-listen"), model="whisper-1",
+                            language=language, timeouts=timeouts, http=speech_http)
 
 
-def synthesiser(fake, http=None, timeouts=SpeechTimeouts(), key="sk-speech"):
-    return OpenAISynthesiser(Endpoint(fake.base_url, key), model="tts-1", voice="alloy",
-                             timeouts=timeouts, http=http)
-
-
-def recogniser(fake, http=None, timeouts=SpeechTimeouts(), language=None):
-    return OpenAIRecogniser(Endpoint(fake.base_url, "sk-listen"), model="whisper-1",
-                            language=language, timeouts=timeouts, http=http)
-
-
-def detector(fake, http=None, timeouts=SpeechTimeouts()):
-    return HttpTurnDetector(Endpoint(fake.turn_url), timeouts=timeouts, http=http)
+def detector(speech, speech_http=None, timeouts=SpeechTimeouts()):
+    return HttpTurnDetector(Endpoint(speech.turn_url), timeouts=timeouts, http=speech_http)
 
 
 async def speak(engine, text: str) -> list[bytes]:
@@ -60,52 +49,52 @@ def closed_port() -> int:
         return sock.getsockname()[1]
 
 
-async def test_the_engines_follow_the_protocols(fake):
-    assert isinstance(synthesiser(fake), Synthesiser)
-    assert isinstance(recogniser(fake), Recogniser)
-    assert isinstance(detector(fake), TurnDetector)
-    assert synthesiser(fake).sample_rate == 24000
+async def test_the_engines_follow_the_protocols(speech):
+    assert isinstance(synthesiser(speech), Synthesiser)
+    assert isinstance(recogniser(speech), Recogniser)
+    assert isinstance(detector(speech), TurnDetector)
+    assert synthesiser(speech).sample_rate == 24000
 
 
 # -- synthesis ----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("pooled", [True, False], ids=["pooled", "own-session"])
-async def test_synthesis_streams_the_whole_pcm_in_even_chunks(fake, http, pooled):
-    chunks = await speak(synthesiser(fake, http if pooled else None), "Good morning.")
+async def test_synthesis_streams_the_whole_pcm_in_even_chunks(speech, speech_http, pooled):
+    chunks = await speak(synthesiser(speech, speech_http if pooled else None), "Good morning.")
     assert all(len(chunk) % 2 == 0 and chunk for chunk in chunks)
     assert b"".join(chunks) == spoken_pcm("Good morning.")
 
 
-async def test_synthesis_sends_the_openai_request(fake):
-    await speak(synthesiser(fake), "Hello there")
-    request = fake.requests[-1]
+async def test_synthesis_sends_the_openai_request(speech):
+    await speak(synthesiser(speech), "Hello there")
+    request = speech.requests[-1]
     assert request.path == "/v1/audio/speech"
     assert request.fields == {"model": "tts-1", "voice": "alloy", "input": "Hello there",
                               "response_format": "pcm"}
     assert request.headers["authorization"] == "Bearer sk-speech"
 
 
-async def test_a_keyless_engine_gets_no_authorization_header(fake):
-    await speak(synthesiser(fake, key=None), "Hi")
-    assert "authorization" not in fake.requests[-1].headers
+async def test_a_keyless_engine_gets_no_authorization_header(speech):
+    await speak(synthesiser(speech, key=None), "Hi")
+    assert "authorization" not in speech.requests[-1].headers
 
 
-async def test_pooled_synthesis_reuses_its_connection(fake, http):
-    engine = synthesiser(fake, http)
+async def test_pooled_synthesis_reuses_its_connection(speech, speech_http):
+    engine = synthesiser(speech, speech_http)
     await speak(engine, "One.")
     await speak(engine, "Two.")
-    assert fake.open_connections == 1
+    assert speech.open_connections == 1
 
 
 @pytest.mark.parametrize("status, words", [(401, "refused the key"), (404, "HTTP 404"),
                                            (429, "HTTP 429"), (500, "HTTP 500")])
-async def test_error_statuses_are_unavailable_with_the_engines_message(fake, status, words):
-    fake.behaviour = SpeechBehaviour(status=status, error_message="no such voice")
+async def test_error_statuses_are_unavailable_with_the_engines_message(speech, status, words):
+    speech.behaviour = SpeechBehaviour(status=status, error_message="no such voice")
     with pytest.raises(SpeechUnavailable, match=words) as caught:
-        await speak(synthesiser(fake), "Hello")
+        await speak(synthesiser(speech), "Hello")
     assert "no such voice" in str(caught.value)
-    assert caught.value.engine == f"127.0.0.1:{fake.port}"
+    assert caught.value.engine == f"127.0.0.1:{speech.port}"
     assert "sk-speech" not in str(caught.value)
 
 
@@ -116,61 +105,61 @@ async def test_an_engine_that_is_down_is_unavailable():
         await speak(engine, "Hello")
 
 
-async def test_a_slow_first_byte_times_out(fake):
-    fake.behaviour = SpeechBehaviour(first_byte_delay=30)
+async def test_a_slow_first_byte_times_out(speech):
+    speech.behaviour = SpeechBehaviour(first_byte_delay=30)
     with pytest.raises(SpeechUnavailable, match="did not answer in time"):
-        await speak(synthesiser(fake, timeouts=QUICK), "Hello")
+        await speak(synthesiser(speech, timeouts=QUICK), "Hello")
 
 
-async def test_slow_chunks_within_the_read_timeout_are_waited_for(fake):
-    fake.behaviour = SpeechBehaviour(chunk_delay=0.05, chunk_bytes=6000)
-    chunks = await speak(synthesiser(fake, timeouts=SpeechTimeouts(connect=2, read=5)), "Slowly")
+async def test_slow_chunks_within_the_read_timeout_are_waited_for(speech):
+    speech.behaviour = SpeechBehaviour(chunk_delay=0.05, chunk_bytes=6000)
+    chunks = await speak(synthesiser(speech, timeouts=SpeechTimeouts(connect=2, read=5)), "Slowly")
     assert b"".join(chunks) == spoken_pcm("Slowly")
 
 
-async def test_audio_is_passed_on_as_it_arrives_and_a_stall_times_out(fake):
-    fake.behaviour = SpeechBehaviour(interrupt_after=2, interrupt="stall")
+async def test_audio_is_passed_on_as_it_arrives_and_a_stall_times_out(speech):
+    speech.behaviour = SpeechBehaviour(interrupt_after=2, interrupt="stall")
     received = []
     with pytest.raises(SpeechUnavailable, match="did not answer in time"):
         with anyio.fail_after(GUARD):
-            async for chunk in synthesiser(fake, timeouts=QUICK).stream("A long sentence here"):
+            async for chunk in synthesiser(speech, timeouts=QUICK).stream("A long sentence here"):
                 received.append(chunk)
     # the two chunks sent before the stall were passed on: the answer is read as a stream
     assert b"".join(received) == spoken_pcm("A long sentence here")[: 2 * 4801]
 
 
-async def test_a_stream_cut_mid_way_is_unavailable(fake):
-    fake.behaviour = SpeechBehaviour(interrupt_after=1, interrupt="drop")
+async def test_a_stream_cut_mid_way_is_unavailable(speech):
+    speech.behaviour = SpeechBehaviour(interrupt_after=1, interrupt="drop")
     with pytest.raises(SpeechUnavailable, match="connection broke"):
-        await speak(synthesiser(fake), "A long sentence here")
+        await speak(synthesiser(speech), "A long sentence here")
 
 
-async def test_an_answer_in_words_is_not_audio(fake):
-    fake.behaviour = SpeechBehaviour(garbage=b'{"detail": "ok"}')
+async def test_an_answer_in_words_is_not_audio(speech):
+    speech.behaviour = SpeechBehaviour(garbage=b'{"detail": "ok"}')
     with pytest.raises(SpeechUnavailable, match="not audio"):
-        await speak(synthesiser(fake), "Hello")
+        await speak(synthesiser(speech), "Hello")
 
 
-async def test_leaving_the_stream_early_closes_the_connection(fake, http):
-    fake.behaviour = SpeechBehaviour(chunk_delay=0.05, chunk_bytes=480)
+async def test_leaving_the_stream_early_closes_the_connection(speech, speech_http):
+    speech.behaviour = SpeechBehaviour(chunk_delay=0.05, chunk_bytes=480)
     with anyio.fail_after(GUARD):
-        async with aclosing(synthesiser(fake, http).stream("Barge in over this")) as stream:
+        async with aclosing(synthesiser(speech, speech_http).stream("Barge in over this")) as stream:
             async for _ in stream:
                 break  # the caller spoke over the line
-        await fake.wait_open_connections(0)
+        await speech.wait_open_connections(0)
 
 
 # -- recognition --------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("rate", [8000, 16000])
-async def test_recognition_uploads_the_turn_as_a_wav_and_returns_the_text(fake, http, rate):
-    fake.behaviour = SpeechBehaviour(text="  I would like an appointment. ")
+async def test_recognition_uploads_the_turn_as_a_wav_and_returns_the_text(speech, speech_http, rate):
+    speech.behaviour = SpeechBehaviour(text="  I would like an appointment. ")
     pcm = struct.pack("<5h", 0, 100, -100, 2000, -32768)
     with anyio.fail_after(GUARD):
-        text = await recogniser(fake, http, language="en").transcribe(pcm, rate)
+        text = await recogniser(speech, speech_http, language="en").transcribe(pcm, rate)
     assert text == "I would like an appointment."
-    request = fake.requests[-1]
+    request = speech.requests[-1]
     assert request.path == "/v1/audio/transcriptions"
     assert request.wav == (1, 2, rate, pcm)
     assert request.fields["model"] == "whisper-1"
@@ -179,39 +168,39 @@ async def test_recognition_uploads_the_turn_as_a_wav_and_returns_the_text(fake, 
     assert request.headers["authorization"] == "Bearer sk-listen"
 
 
-async def test_silence_recognised_as_nothing_is_an_empty_string(fake):
-    fake.behaviour = SpeechBehaviour(text="")
-    assert await recogniser(fake).transcribe(bytes(3200), 16000) == ""
+async def test_silence_recognised_as_nothing_is_an_empty_string(speech):
+    speech.behaviour = SpeechBehaviour(text="")
+    assert await recogniser(speech).transcribe(bytes(3200), 16000) == ""
 
 
-async def test_an_empty_turn_is_not_sent(fake):
-    assert await recogniser(fake).transcribe(b"", 8000) == ""
-    assert fake.requests == []
+async def test_an_empty_turn_is_not_sent(speech):
+    assert await recogniser(speech).transcribe(b"", 8000) == ""
+    assert speech.requests == []
 
 
-async def test_recognition_refuses_rates_that_do_not_convert(fake):
+async def test_recognition_refuses_rates_that_do_not_convert(speech):
     with pytest.raises(ValueError, match="8000 or 16000"):
-        await recogniser(fake).transcribe(bytes(320), 24000)
+        await recogniser(speech).transcribe(bytes(320), 24000)
 
 
 @pytest.mark.parametrize("status", [400, 401, 500, 503])
-async def test_recognition_errors_are_unavailable(fake, status):
-    fake.behaviour = SpeechBehaviour(status=status, error_message="model not loaded")
+async def test_recognition_errors_are_unavailable(speech, status):
+    speech.behaviour = SpeechBehaviour(status=status, error_message="model not loaded")
     with pytest.raises(SpeechUnavailable, match="model not loaded"):
-        await recogniser(fake).transcribe(bytes(320), 8000)
+        await recogniser(speech).transcribe(bytes(320), 8000)
 
 
 @pytest.mark.parametrize("garbage", [b"not json", b'{"words": "hi"}', b'{"text": 3}', b"[]"])
-async def test_recognition_answers_that_are_not_the_protocol_are_unavailable(fake, garbage):
-    fake.behaviour = SpeechBehaviour(garbage=garbage)
+async def test_recognition_answers_that_are_not_the_protocol_are_unavailable(speech, garbage):
+    speech.behaviour = SpeechBehaviour(garbage=garbage)
     with pytest.raises(SpeechUnavailable, match="text"):
-        await recogniser(fake).transcribe(bytes(320), 8000)
+        await recogniser(speech).transcribe(bytes(320), 8000)
 
 
-async def test_slow_recognition_times_out(fake):
-    fake.behaviour = SpeechBehaviour(first_byte_delay=30)
+async def test_slow_recognition_times_out(speech):
+    speech.behaviour = SpeechBehaviour(first_byte_delay=30)
     with anyio.fail_after(GUARD), pytest.raises(SpeechUnavailable, match="in time"):
-        await recogniser(fake, timeouts=QUICK).transcribe(bytes(320), 8000)
+        await recogniser(speech, timeouts=QUICK).transcribe(bytes(320), 8000)
 
 
 async def test_recognition_down_is_unavailable():
@@ -223,39 +212,39 @@ async def test_recognition_down_is_unavailable():
 # -- turn detection -----------------------------------------------------------------
 
 
-async def test_turn_detection_sends_the_transcript_and_reads_the_probability(fake, http):
-    fake.behaviour = SpeechBehaviour(probability=0.25)
+async def test_turn_detection_sends_the_transcript_and_reads_the_probability(speech, speech_http):
+    speech.behaviour = SpeechBehaviour(probability=0.25)
     with anyio.fail_after(GUARD):
-        assert await detector(fake, http).end_of_turn("I'd like to book a") == 0.25
-    assert fake.requests[-1].path == "/turn"
-    assert fake.requests[-1].fields == {"transcript": "I'd like to book a"}
+        assert await detector(speech, speech_http).end_of_turn("I'd like to book a") == 0.25
+    assert speech.requests[-1].path == "/turn"
+    assert speech.requests[-1].fields == {"transcript": "I'd like to book a"}
 
 
 @pytest.mark.parametrize("answer", [0, 1])
-async def test_turn_detection_accepts_the_ends_of_the_range(fake, answer):
-    fake.behaviour = SpeechBehaviour(probability=answer)
-    assert await detector(fake).end_of_turn("Yes.") == float(answer)
+async def test_turn_detection_accepts_the_ends_of_the_range(speech, answer):
+    speech.behaviour = SpeechBehaviour(probability=answer)
+    assert await detector(speech).end_of_turn("Yes.") == float(answer)
 
 
 @pytest.mark.parametrize("answer", ['{"probability": 1.5}', '{"probability": -0.1}',
                                     '{"probability": true}', '{"probability": "high"}',
                                     '{"p": 0.5}', "0.5x", '{"probability": NaN}'])
-async def test_turn_detection_answers_outside_the_protocol_are_unavailable(fake, answer):
-    fake.behaviour = SpeechBehaviour(probability=answer)
+async def test_turn_detection_answers_outside_the_protocol_are_unavailable(speech, answer):
+    speech.behaviour = SpeechBehaviour(probability=answer)
     with pytest.raises(SpeechUnavailable, match="probability"):
-        await detector(fake).end_of_turn("Yes.")
+        await detector(speech).end_of_turn("Yes.")
 
 
-async def test_turn_detection_that_hangs_times_out(fake):
-    fake.behaviour = SpeechBehaviour(first_byte_delay=30)
+async def test_turn_detection_that_hangs_times_out(speech):
+    speech.behaviour = SpeechBehaviour(first_byte_delay=30)
     with anyio.fail_after(GUARD), pytest.raises(SpeechUnavailable, match="in time"):
-        await detector(fake, timeouts=QUICK).end_of_turn("Yes.")
+        await detector(speech, timeouts=QUICK).end_of_turn("Yes.")
 
 
-async def test_turn_detection_errors_and_absence_are_unavailable(fake):
-    fake.behaviour = SpeechBehaviour(status=502)
+async def test_turn_detection_errors_and_absence_are_unavailable(speech):
+    speech.behaviour = SpeechBehaviour(status=502)
     with pytest.raises(SpeechUnavailable, match="HTTP 502"):
-        await detector(fake).end_of_turn("Yes.")
+        await detector(speech).end_of_turn("Yes.")
     gone = HttpTurnDetector(Endpoint(f"http://127.0.0.1:{closed_port()}/turn"))
     with pytest.raises(SpeechUnavailable, match="cannot connect"):
         await gone.end_of_turn("Yes.")

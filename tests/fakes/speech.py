@@ -34,12 +34,15 @@ import wave
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from aiohttp import web
 
+from adapters.speech.http import SpeechHttp
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.upstream import _error_response
 
-__all__ = ["MS_PER_CHARACTER", "SpeechBehaviour", "FakeSpeech", "SpeechRequest", "spoken_pcm"]
+__all__ = ["MS_PER_CHARACTER", "FakeSpeech", "SpeechBehaviour", "SpeechRequest", "speech",
+           "speech_http", "spoken_pcm"]
 
 PCM_RATE = 24000
 MS_PER_CHARACTER = 60
@@ -200,6 +203,23 @@ def _read_wav(data: Any) -> tuple[int, int, int, bytes] | None:
             return wav.getnchannels(), wav.getsampwidth(), wav.getframerate(), frames
     except (wave.Error, EOFError):
         return None
+
+
+# -- as pytest fixtures (import them into a test module) ------------------------------
+
+
+@pytest.fixture
+async def speech():
+    """A running ``FakeSpeech``."""
+    async with FakeSpeech() as fake:
+        yield fake
+
+
+@pytest.fixture
+async def speech_http():
+    """A ``SpeechHttp`` pool, closed after the test."""
+    async with SpeechHttp() as pool:
+        yield pool
 
 
 # -- as a process ---------------------------------------------------------------------
