@@ -103,6 +103,13 @@ def open_screen(page, title: str) -> None:
     """Reach a screen the way a person does: by its link in the navigation."""
     page.get_by_role("navigation", name="Screens").get_by_role("link", name=title).click()
     page.get_by_role("heading", level=1, name=title).wait_for()
+    settled(page)
+
+
+def settled(page) -> None:
+    """Wait until the screen has filled itself from the API (its main region is no
+    longer busy), so what the test types is not overwritten by the first load."""
+    page.locator('main[aria-busy="false"]').wait_for()
 
 
 def require_api(console, method: str, path: str) -> None:

@@ -10,7 +10,14 @@ import re
 import httpx
 import pytest
 
-from tests.browser.conftest import PASSWORD, open_screen, require_api, screenshot, sign_in
+from tests.browser.conftest import (
+    PASSWORD,
+    open_screen,
+    require_api,
+    screenshot,
+    settled,
+    sign_in,
+)
 from tests.browser.harness import ENABLE_NOTICE
 
 expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
@@ -92,6 +99,7 @@ def test_the_weekly_hours_are_edited_with_a_break_and_kept(page, console):
         "starts_at": slot["starts_at"], "caller_name": "Ada Lovelace", "subject": "Check-up"})
     assert booked.status_code == 201, booked.text
     page.reload()
+    settled(page)
     row = page.locator("#appointments").get_by_role("row", name=re.compile("Ada Lovelace"))
     expect(row).to_contain_text(booked.json()["reference"])
     expect(page.locator("#zone-note")).to_contain_text("Europe/London")
@@ -131,4 +139,5 @@ def test_an_enquiry_changes_status_in_place(page, console, accounts):
     status.select_option("in_hand")
     expect(page.get_by_role("status")).to_contain_text("is now in hand")
     page.reload()
+    settled(page)
     expect(page.get_by_label("Status of the message from Grace Hopper")).to_have_value("in_hand")

@@ -8,7 +8,7 @@ import re
 import httpx
 import pytest
 
-from tests.browser.conftest import PASSWORD, screenshot, sign_in
+from tests.browser.conftest import PASSWORD, screenshot, settled, sign_in
 from tests.browser.harness import ENABLE_NOTICE
 
 expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
@@ -59,6 +59,7 @@ def test_a_key_is_shown_once_copied_and_revoked_after_confirmation(page):
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     sign_in(page, USER)
     page.goto("/profile/keys")
+    settled(page)
     page.get_by_label("Name (what the key is for)", exact=True).fill("editor plugin")
     page.get_by_label("Expires after (days, optional)", exact=True).fill("30")
     page.get_by_role("button", name="Mint key").click()
@@ -77,6 +78,7 @@ def test_a_key_is_shown_once_copied_and_revoked_after_confirmation(page):
     page.get_by_role("button", name="I have stored it").click()
     assert page.locator("#minted").is_hidden()
     page.reload()
+    settled(page)
     assert value not in page.content()  # the value is never shown again
 
     row.get_by_role("button", name="Revoke editor plugin").click()
@@ -91,7 +93,8 @@ def test_a_key_is_shown_once_copied_and_revoked_after_confirmation(page):
 
 def test_the_console_is_used_from_the_keyboard_with_a_visible_focus(page):
     page.goto("/login")
-    page.keyboard.type(USER)  # the email field has the focus on arrival
+    expect(page.get_by_label("Email", exact=True)).to_be_focused()  # on arrival
+    page.keyboard.type(USER)
     page.keyboard.press("Tab")
     page.keyboard.type(PASSWORD)
     page.keyboard.press("Enter")

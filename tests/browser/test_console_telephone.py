@@ -12,7 +12,14 @@ import uuid
 
 import pytest
 
-from tests.browser.conftest import PASSWORD, open_screen, require_api, screenshot, sign_in
+from tests.browser.conftest import (
+    PASSWORD,
+    open_screen,
+    require_api,
+    screenshot,
+    settled,
+    sign_in,
+)
 from tests.browser.harness import ENABLE_NOTICE
 
 expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
@@ -64,6 +71,7 @@ def test_a_fresh_install_is_set_up_from_the_console(page, tmp_path):
 def test_telephone_settings_checks_and_a_line_from_registration_to_enabled(page):
     sign_in(page, ROOT)
     page.goto("/admin/telephone")
+    settled(page)
     expect(page.locator("#t-credential-state")).to_have_text("not stored")
     page.locator("#t-provider").select_option("carrier")
     page.get_by_label("Public address (https)", exact=True).fill("https://phones.example.com")

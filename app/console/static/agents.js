@@ -1,5 +1,5 @@
 // Setup → Agents: create, edit (attach Libraries), archive.
-import { $, api, confirmAction, el, fillRows, guarded, onSubmit, options, say } from "/static/console.js";
+import { $, api, confirmAction, el, fillRows, guarded, onSubmit, options, say, start } from "/static/console.js";
 
 let editing = null;
 const libraries = new Map();
@@ -58,7 +58,7 @@ onSubmit($("#agent-form"), async (values) => {
   await load();
 });
 
-guarded(async () => {
+start(async () => {
   const models = (await api("GET", "/api/models")).data;
   options($("#a-model"), models, (m) => m, (m) => m);
   const libs = (await api("GET", "/api/libraries")).data;

@@ -1,5 +1,5 @@
 // Profile → API keys: mint (the value shown once), list, revoke after confirmation.
-import { $, api, confirmAction, el, fillRows, guarded, onSubmit, say, when } from "/static/console.js";
+import { $, api, confirmAction, el, fillRows, guarded, onSubmit, say, start, when } from "/static/console.js";
 
 const PATH = "/api/profile/api-keys";
 
@@ -46,4 +46,4 @@ $("#minted-done").addEventListener("click", () => {
   $("#key-name").focus();
 });
 
-guarded(load)();
+start(load);

@@ -1,5 +1,5 @@
 // Admin → Call log: filters by line and outcome, pages through `next_before`.
-import { $, api, el, fillRows, formValues, guarded, length, onSubmit, options, when } from "/static/console.js";
+import { $, api, el, fillRows, formValues, guarded, length, onSubmit, options, start, when } from "/static/console.js";
 
 let filters = { limit: 50 };
 let pages = [null];  // the cursor of each page shown so far; the last is the current one
@@ -40,7 +40,7 @@ $("#newest").addEventListener("click", guarded(async () => {
   await show();
 }));
 
-guarded(async () => {
+start(async () => {
   const lines = (await api("GET", "/api/admin/telephony/numbers")).data;
   options($("#f-line"), lines, (l) => (l.label ? `${l.e164} (${l.label})` : l.e164), (l) => l.id, "any");
   filters = formValues($("#filters"));

@@ -23,8 +23,8 @@ function records(list) {
     el("tbody", {}, list.map((row) => el("tr", {}, keys.map((k) => el("td", {}, value(row[k])))))));
 }
 
-start($("#compliance-screen"), async () => {
+start(async () => {
   const view = await api("GET", "/api/telephony/compliance");
   $("#compliance").replaceChildren(...Object.entries(view).map(([key, v]) =>
     el("section", { class: "card" }, el("h2", {}, label(key)), value(v))));
-});
+}, $("#compliance-screen"));

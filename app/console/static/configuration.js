@@ -1,7 +1,7 @@
 // Admin → Configuration: every runtime setting grouped by area, with its boot value,
 // current value, range and who may change it; a change or reset goes through the API,
 // which decides whether this caller may make it.
-import { $, api, el, fail, guarded, say } from "/static/console.js";
+import { $, api, el, fail, guarded, say, start } from "/static/console.js";
 
 const WHO = {
   boot: "only at boot (restart)",
@@ -101,4 +101,4 @@ async function load() {
         el("td", {}, s.may_change ? editor(s, load) : el("span", { class: "muted" }, "not you")))))))));
 }
 
-guarded(load)();
+start(load);

@@ -72,13 +72,18 @@ export function missing(container, error) {
   return true;
 }
 
-// Fill a screen whose API may not exist on this server: a 404 replaces the screen
-// with a notice, any other refusal shows in the status line.
-export async function start(container, load) {
+// A screen's first load: the main region is marked busy until it is filled. With a
+// container, a 404 from the screen's own API (this build does not have it) replaces
+// the container with a notice; any other refusal shows in the status line.
+export async function start(load, container = null) {
+  const main = document.getElementById("main");
+  main.setAttribute("aria-busy", "true");
   try {
     await load();
   } catch (error) {
-    if (!missing(container, error)) fail(error);
+    if (!(container && missing(container, error))) fail(error);
+  } finally {
+    main.setAttribute("aria-busy", "false");
   }
 }
 

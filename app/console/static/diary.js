@@ -104,7 +104,7 @@ onSubmit($("#closure"), async (values) => {
   say(`Closed on ${values.closed_on}.`);
 });
 
-start($("#diary-screen"), async () => {
+start(async () => {
   show(await api("GET", "/api/diary"));
   await appointments();
-});
+}, $("#diary-screen"));

@@ -37,4 +37,4 @@ onSubmit($("#filter"), async (values) => {
   await load();
 });
 
-start($("#enquiries-screen"), load);
+start(load, $("#enquiries-screen"));

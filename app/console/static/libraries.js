@@ -1,6 +1,6 @@
 // Setup → Libraries: create, delete, and upload documents (sent as the file itself,
 // its media type from its name, its title in ?title=).
-import { $, ApiError, api, confirmAction, el, fail, fillRows, guarded, onSubmit, say, when } from "/static/console.js";
+import { $, api, ApiError, confirmAction, el, fail, fillRows, guarded, onSubmit, say, start, when } from "/static/console.js";
 
 let open = null;
 const TYPES = { md: "text/markdown", markdown: "text/markdown", html: "text/html", htm: "text/html" };
@@ -75,4 +75,4 @@ $("#upload").addEventListener("submit", async (event) => {
   }
 });
 
-guarded(load)();
+start(load);

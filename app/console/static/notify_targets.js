@@ -53,4 +53,4 @@ onSubmit($("#target-form"), async (values) => {
   say(`The target at ${made.host} is added.`);
 });
 
-start($("#targets-screen"), load);
+start(load, $("#targets-screen"));

@@ -1,5 +1,5 @@
 // Profile → provider keys: a user's own key per provider (stored, never shown).
-import { $, api, confirmAction, el, fillRows, guarded, onSubmit, options, say, when } from "/static/console.js";
+import { $, api, confirmAction, el, fillRows, guarded, onSubmit, options, say, start, when } from "/static/console.js";
 
 const PATH = "/api/profile/provider-keys";
 
@@ -26,7 +26,7 @@ onSubmit($("#add"), async (values) => {
   show(data);
 });
 
-guarded(async () => {
+start(async () => {
   const providers = (await api("GET", "/api/providers")).data;
   options($("#provider"), providers, (p) => p.name, (p) => p.id);
   show((await api("GET", PATH)).data);

@@ -1,6 +1,6 @@
 // Setup → Providers (administrators): register, refresh the model list, enable or
 // disable, delete. Keys are write-only.
-import { $, api, confirmAction, el, fillRows, guarded, onSubmit, say } from "/static/console.js";
+import { $, api, confirmAction, el, fillRows, guarded, onSubmit, say, start } from "/static/console.js";
 
 const PATH = "/api/admin/providers";
 
@@ -54,4 +54,4 @@ onSubmit($("#provider-form"), async (values) => {
   say(`${provider.name} is registered.${note}`);
 });
 
-guarded(load)();
+start(load);

@@ -34,4 +34,4 @@ $("#clear").addEventListener("click", guarded(async () => {
   say("The list is empty.");
 }));
 
-start($("#screening-screen"), load);
+start(load, $("#screening-screen"));

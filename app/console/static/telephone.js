@@ -1,6 +1,6 @@
 // Admin → Telephone: the settings resource (break-glass), the readiness checks, and
 // lines — register, edit, enable, disable, release.
-import { $, api, confirmAction, el, fillRows, guarded, onSubmit, options, say } from "/static/console.js";
+import { $, api, confirmAction, el, fillRows, guarded, onSubmit, options, say, start } from "/static/console.js";
 
 const LINES = "/api/admin/telephony/numbers";
 const CLEARABLE = ["label", "greeting", "notice", "transfer_e164"];
@@ -141,7 +141,7 @@ async function loadChoices() {
   }
 }
 
-guarded(async () => {
+start(async () => {
   await loadChoices();
   await loadLines();
 })();

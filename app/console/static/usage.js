@@ -1,6 +1,6 @@
 // Admin → Usage: stacked bars per day and source (inline SVG), and tables by source,
 // user, key and model, for a date range (the API's `until` is exclusive).
-import { $, api, el, fillRows, guarded, onSubmit } from "/static/console.js";
+import { $, api, fillRows, onSubmit, start } from "/static/console.js";
 
 const SOURCES = ["app", "api", "telephone"];
 const SVG = "http://www.w3.org/2000/svg";
@@ -91,4 +91,4 @@ const today = isoDay(new Date());
 $("#through").value = today;
 $("#since").value = addDays(today, -29);
 onSubmit($("#range"), async (values) => show(values.since, values.through));
-guarded(show)($("#since").value, $("#through").value);
+start(() => show($("#since").value, $("#through").value));
