@@ -45,6 +45,8 @@ class OpenAISynthesiser:
     async def stream(self, text: str) -> AsyncIterator[bytes]:
         """PCM16 chunks of even length as they arrive. Leave early through
         ``contextlib.aclosing`` so the connection closes at once (barge-in)."""
+        if not text.strip():
+            return  # nothing to say (OpenAI would refuse an empty input)
         body = {"model": self.model, "voice": self.voice, "input": text,
                 "response_format": "pcm"}
         label = self.endpoint.label

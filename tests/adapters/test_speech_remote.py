@@ -75,6 +75,11 @@ async def test_synthesis_sends_the_openai_request(speech):
     assert request.headers["authorization"] == "Bearer sk-speech"
 
 
+async def test_nothing_to_say_gives_no_audio_and_no_request(speech):
+    assert await speak(synthesiser(speech), " \n") == []
+    assert speech.requests == []
+
+
 async def test_a_keyless_engine_gets_no_authorization_header(speech):
     await speak(synthesiser(speech, key=None), "Hi")
     assert "authorization" not in speech.requests[-1].headers
