@@ -1,9 +1,9 @@
 """WAV files as bytes: the header layouts and the sample interleaving, nothing else.
 
-What belongs here: the two kinds of WAV the service writes — a mono PCM16 file (one
-turn of speech sent to a recogniser) and the call recording, G.711 μ-law with one
-channel per side — and ``read_wav_header``, which finds the format and the data of a
-WAV. Opening, writing and patching files is the adapters' business
+What belongs here: the kinds of WAV the service writes — PCM16 (one turn of speech
+sent to a recogniser; a recording served for playing) and the call recording, G.711
+μ-law with one channel per side — and ``read_wav_header``, which finds the format and
+the data of a WAV. Opening, writing and patching files is the adapters' business
 (``adapters/recorder.py``); companding is ``kernels.ulaw``.
 
 A recording is written while the call runs, so its header is written first with the
@@ -29,6 +29,7 @@ __all__ = [
     "WavError",
     "WavFormat",
     "interleave",
+    "pcm16_header",
     "pcm16_wav",
     "read_wav_header",
     "ulaw_header",
@@ -65,17 +66,24 @@ class WavFormat:
         return self.data_bytes // (self.channels * self.bits_per_sample // 8)
 
 
-def pcm16_wav(pcm16: bytes, sample_rate: int, channels: int = 1) -> bytes:
-    """A whole WAV file of little-endian 16-bit PCM (canonical 44-byte header)."""
-    if len(pcm16) % (2 * channels):
-        raise ValueError(f"{len(pcm16)} bytes are not whole 16-bit frames of {channels} channel(s)")
+def pcm16_header(data_bytes: int, sample_rate: int, channels: int = 1) -> bytes:
+    """The canonical 44-byte header of a 16-bit PCM WAV whose data is ``data_bytes``
+    long (for a file served piece by piece)."""
     block = 2 * channels
+    if data_bytes % block or not 0 <= data_bytes <= 0xFFFFFFFF - 36:
+        raise ValueError(f"{data_bytes} bytes are not whole 16-bit frames of {channels} "
+                         "channel(s) that fit a WAV file")
     fmt = struct.pack("<HHIIHH", FORMAT_PCM, channels, sample_rate, sample_rate * block, block, 16)
     return b"".join((
-        b"RIFF", struct.pack("<I", 4 + 8 + len(fmt) + 8 + len(pcm16)), b"WAVE",
+        b"RIFF", struct.pack("<I", 4 + 8 + len(fmt) + 8 + data_bytes), b"WAVE",
         b"fmt ", struct.pack("<I", len(fmt)), fmt,
-        b"data", struct.pack("<I", len(pcm16)), pcm16,
+        b"data", struct.pack("<I", data_bytes),
     ))
+
+
+def pcm16_wav(pcm16: bytes, sample_rate: int, channels: int = 1) -> bytes:
+    """A whole WAV file of little-endian 16-bit PCM (canonical 44-byte header)."""
+    return pcm16_header(len(pcm16), sample_rate, channels) + pcm16
 
 
 def ulaw_header(frames: int, *, channels: int = 2, sample_rate: int = 8000) -> bytes:
@@ -113,12 +121,14 @@ def interleave(left: bytes, right: bytes) -> bytes:
     return bytes(frames)
 
 
-def read_wav_header(data: bytes) -> WavFormat:
-    """Find the format and the samples of a WAV held in ``data`` (at least its header).
+def read_wav_header(data: bytes, file_size: int | None = None) -> WavFormat:
+    """Find the format and the samples of a WAV held in ``data`` (at least its header;
+    ``file_size``: the whole file's size when ``data`` is only its start).
 
-    Unknown chunks (``LIST``, ``fact``) are skipped; a ``data`` size past the end of
-    ``data`` — a file still being written, or one cut short — is clipped to what is there.
+    Unknown chunks (``LIST``, ``fact``) are skipped; a ``data`` size past the end of the
+    file — one still being written, or cut short — is clipped to what is there.
     """
+    end = len(data) if file_size is None else file_size
     if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
         raise WavError("not a RIFF WAVE file")
     position, found = 12, None
@@ -136,6 +146,8 @@ def read_wav_header(data: bytes) -> WavFormat:
             tag, channels, rate, bits = found
             if channels < 1 or bits not in (8, 16):
                 raise WavError(f"{channels} channel(s) of {bits}-bit samples are not supported")
-            return WavFormat(tag, channels, rate, bits, body, min(size, len(data) - body))
+            available = max(0, min(size, end - body))
+            block = channels * bits // 8
+            return WavFormat(tag, channels, rate, bits, body, available - available % block)
         position = body + size + (size & 1)  # chunks are padded to even length
     raise WavError("no data chunk")

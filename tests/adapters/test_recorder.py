@@ -14,7 +14,8 @@ import pytest
 import soundfile
 
 from adapters.recorder import CallRecorder, RecordingFailed
-from core.wav import ULAW_HEADER_BYTES, read_wav_header
+from adapters.recording_playback import RecordingUnreadable, open_recording
+from core.wav import ULAW_HEADER_BYTES, pcm16_wav, read_wav_header
 from kernels.ulaw import lin2ulaw, ulaw2lin
 
 FRAME = 160  # 20 ms at 8 kHz
@@ -168,3 +169,48 @@ def test_the_header_is_rewritten_in_place(tmp_path):
     data = recorder.path.read_bytes()
     assert len(data) == ULAW_HEADER_BYTES + 2 * 3 * FRAME
     assert data[:4] == b"RIFF" and data.count(b"RIFF") == 1
+
+
+# -- playing it back ------------------------------------------------------------------
+
+
+async def play(path) -> bytes:
+    async with await open_recording(path) as recording:
+        data = b"".join([chunk async for chunk in recording.chunks()])
+    assert len(data) == recording.content_length
+    return data
+
+
+@pytest.mark.anyio
+async def test_a_recording_plays_as_16_bit_pcm_with_both_sides(tmp_path):
+    steps, caller, line = two_sided_call(1.5)
+    recorder = record(tmp_path, steps)
+    played = tmp_path / "played.wav"
+    played.write_bytes(await play(recorder.path))
+    info = soundfile.info(str(played))
+    assert (info.subtype, info.channels, info.samplerate) == ("PCM_16", 2, 8000)
+    data, _ = soundfile.read(str(played), dtype="int16")
+    assert data[:, 0].tolist() == as_companded(caller)
+    assert data[:, 1].tolist() == as_companded(line)
+
+
+@pytest.mark.anyio
+async def test_a_recording_still_being_written_plays_what_its_header_says(tmp_path):
+    recorder = CallRecorder.create(tmp_path, uuid.uuid4())
+    for step in range(75):  # 1.5 s: one second on disk, the rest pending
+        recorder.write(tone(440, FRAME, step * FRAME), b"")
+    async with await open_recording(recorder.path) as recording:
+        assert recording.content_length == 44 + 2 * 2 * 8000
+    recorder.close()
+
+
+@pytest.mark.anyio
+async def test_what_is_not_a_recording_is_refused_and_a_missing_one_is_not_found(tmp_path):
+    (tmp_path / "text.wav").write_text("hello")
+    with pytest.raises(RecordingUnreadable, match="not a recording"):
+        await open_recording(tmp_path / "text.wav")
+    (tmp_path / "pcm.wav").write_bytes(pcm16_wav(bytes(320), 8000))
+    with pytest.raises(RecordingUnreadable, match="not μ-law"):
+        await open_recording(tmp_path / "pcm.wav")
+    with pytest.raises(FileNotFoundError):
+        await open_recording(tmp_path / "absent.wav")

@@ -108,3 +108,10 @@ def test_read_wav_header_raises_only_its_own_error(data):
             read_wav_header(candidate)
         except WavError:
             pass
+
+
+def test_read_wav_header_of_the_start_of_a_file_trusts_the_file_size():
+    start = ulaw_header(1000)  # the header alone, of a file holding 1000 frames
+    assert read_wav_header(start, ULAW_HEADER_BYTES + 2000).data_bytes == 2000
+    # a file shorter than its header says, mid-frame: whole frames only
+    assert read_wav_header(start, ULAW_HEADER_BYTES + 901).data_bytes == 900
