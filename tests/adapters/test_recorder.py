@@ -8,10 +8,13 @@ import os
 import shutil
 import struct
 import subprocess
+import tempfile
 import uuid
 
 import pytest
 import soundfile
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from adapters.recorder import CallRecorder, RecordingFailed
 from adapters.recording_playback import RecordingUnreadable, open_recording
@@ -107,6 +110,30 @@ def test_the_header_grows_with_the_file_while_the_call_runs(tmp_path):
     recorder.close()
     assert soundfile.info(str(recorder.path)).frames == 120 * FRAME
     recorder.close()  # twice is harmless
+
+
+samples = st.lists(st.integers(-32768, 32767), max_size=200)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(samples, samples), max_size=12))
+def test_any_steps_come_back_aligned_with_silence_filling_the_gaps(steps):
+    caller_expected, line_expected = [], []
+    with tempfile.TemporaryDirectory() as directory:
+        recorder = CallRecorder.create(directory, uuid.uuid4())
+        for caller, line in steps:
+            length = max(len(caller), len(line))
+            recorder.write(struct.pack(f"<{len(caller)}h", *caller),
+                           struct.pack(f"<{len(line)}h", *line))
+            caller_expected += caller + [0] * (length - len(caller))
+            line_expected += line + [0] * (length - len(line))
+        recorder.close()
+        data = recorder.path.read_bytes()
+    found = read_wav_header(data)
+    frames = data[found.data_offset:]
+    assert found.frames == len(caller_expected) == len(frames) // 2
+    assert frames[0::2] == lin2ulaw(struct.pack(f"<{len(caller_expected)}h", *caller_expected))
+    assert frames[1::2] == lin2ulaw(struct.pack(f"<{len(line_expected)}h", *line_expected))
 
 
 def test_an_odd_byte_count_is_refused(tmp_path):
