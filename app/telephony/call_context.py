@@ -5,7 +5,8 @@ every turn (``TurnRequest.call``). Tools that act for the caller (the diary's bo
 tools, taking a message, putting a caller through) receive it from the registry and
 record their decisions in it; after each turn the voice session reads
 ``transfer_requested``/``transfer_allowed`` and ``end_requested`` to decide how the
-call ends.
+call ends: a transfer only when both transfer flags are true; requested but not
+allowed (the screening gate said no) means the conversation goes on.
 
 spec: telephony.md "Diary" (three change attempts per call), "Screening list" (the
 transfer gate), "Tools on a call".
