@@ -24,8 +24,25 @@ __all__ = ["OpenAIRecogniser", "OpenAISynthesiser"]
 
 #: OpenAI's ``pcm`` response format: 24 kHz, 16-bit signed little-endian, mono.
 PCM_RATE = 24000
+#: The longest ``input`` OpenAI accepts; longer text is spoken in several requests.
+MAX_INPUT_CHARACTERS = 4096
 _MAX_TRANSCRIPT_BYTES = 1024 * 1024
 _TEXTUAL = ("application/json", "text/")  # an answer in words is not audio
+
+
+def input_pieces(text: str, limit: int = MAX_INPUT_CHARACTERS) -> list[str]:
+    """``text`` in pieces of at most ``limit`` characters, cut after a sentence where
+    one ends in the second half of a piece, else at a space, else anywhere; [] when
+    there is nothing to say (OpenAI refuses an empty input)."""
+    pieces, rest = [], text.strip()
+    while len(rest) > limit:
+        window = rest[:limit]
+        cut = max(window.rfind(mark) for mark in (". ", "! ", "? ", "\n")) + 1
+        if cut <= limit // 2:
+            cut = window.rfind(" ") + 1 or limit
+        pieces.append(rest[:cut].strip())
+        rest = rest[cut:].strip()
+    return pieces + [rest] if rest else pieces
 
 
 class OpenAISynthesiser:
@@ -35,18 +52,25 @@ class OpenAISynthesiser:
 
     def __init__(self, endpoint: Endpoint, *, model: str, voice: str,
                  timeouts: SpeechTimeouts = SpeechTimeouts(),
-                 http: SpeechHttp | None = None) -> None:
+                 http: SpeechHttp | None = None,
+                 max_input: int = MAX_INPUT_CHARACTERS) -> None:
         self.endpoint = endpoint
         self.model = model
         self.voice = voice
         self.timeouts = timeouts
+        self.max_input = max_input
         self._http = http
 
     async def stream(self, text: str) -> AsyncIterator[bytes]:
-        """PCM16 chunks of even length as they arrive. Leave early through
-        ``contextlib.aclosing`` so the connection closes at once (barge-in)."""
-        if not text.strip():
-            return  # nothing to say (OpenAI would refuse an empty input)
+        """PCM16 chunks of even length as they arrive (one request per ``max_input``
+        characters).
+        Leave early through ``contextlib.aclosing`` so the connection closes at once
+        (barge-in)."""
+        for piece in input_pieces(text, self.max_input):
+            async for chunk in self._stream_piece(piece):
+                yield chunk
+
+    async def _stream_piece(self, text: str) -> AsyncIterator[bytes]:
         body = {"model": self.model, "voice": self.voice, "input": text,
                 "response_format": "pcm"}
         label = self.endpoint.label
@@ -58,7 +82,8 @@ class OpenAISynthesiser:
             odd = b""  # a sample split between two network reads
             with map_exceptions(label):
                 async for data in response.content.iter_any():
-                    data = odd + data
+                    if odd:
+                        data = odd + data
                     whole = len(data) & ~1
                     odd = data[whole:]
                     if whole:

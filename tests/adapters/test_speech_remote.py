@@ -13,7 +13,7 @@ import pytest
 from adapters.speech import (
     Recogniser, SpeechTimeouts, SpeechUnavailable, Synthesiser, TurnDetector)
 from adapters.speech.http import Endpoint
-from adapters.speech.openai import OpenAIRecogniser, OpenAISynthesiser
+from adapters.speech.openai import OpenAIRecogniser, OpenAISynthesiser, input_pieces
 from adapters.speech.turns import HttpTurnDetector
 from tests.fakes.speech import SpeechBehaviour, speech, speech_http, spoken_pcm  # noqa: F401
 
@@ -78,6 +78,29 @@ async def test_synthesis_sends_the_openai_request(speech):
 async def test_nothing_to_say_gives_no_audio_and_no_request(speech):
     assert await speak(synthesiser(speech), " \n") == []
     assert speech.requests == []
+
+
+async def test_text_longer_than_openai_accepts_is_spoken_in_pieces(speech):
+    text = "The first sentence is here. And the second one follows it."
+    engine = OpenAISynthesiser(Endpoint(speech.base_url), model="tts-1", voice="alloy",
+                               max_input=40)  # 4096 by default, as OpenAI's limit
+    chunks = await speak(engine, text)
+    inputs = [request.fields["input"] for request in speech.requests]
+    assert inputs == ["The first sentence is here.", "And the second one follows it."]
+    assert " ".join(inputs) == text.strip()
+    assert b"".join(chunks) == b"".join(spoken_pcm(piece) for piece in inputs)
+
+
+@pytest.mark.parametrize("text, pieces", [
+    ("", []),
+    ("Short", ["Short"]),
+    ("a" * 12, ["aaaaa", "aaaaa", "aa"]),
+    ("ab cd ef", ["ab", "cd ef"]),
+    ("Hi. Then more words", ["Hi.", "Then", "more", "words"]),
+    ("One. Two three", ["One.", "Two", "three"]),
+])
+def test_input_pieces_cut_at_sentences_then_spaces(text, pieces):
+    assert input_pieces(text, limit=5) == pieces
 
 
 async def test_a_keyless_engine_gets_no_authorization_header(speech):
