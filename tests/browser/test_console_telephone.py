@@ -190,3 +190,46 @@ def test_the_call_log_filters_pages_and_opens_a_call_with_transcript_and_recordi
     assert player.evaluate("p => p.duration") == pytest.approx(1.0, abs=0.05)
     assert player.evaluate("p => p.error") is None
     screenshot(page, "call-with-recording")
+
+
+async def _usage(console) -> None:
+    from app.services.usage import UsageRecord
+
+    services = console.services
+    root = await services.accounts.authenticate(ROOT, PASSWORD, "127.0.0.1")
+    for source, prompt, completion in (("app", 120, 40), ("api", 300, 90), ("api", 30, 9),
+                                       ("telephone", 60, 20)):
+        services.usage.record(UsageRecord(root["id"], "local", "local", source, "ok",
+                                          prompt, completion, 40))
+    await services.usage.drain()
+
+
+def test_usage_is_charted_by_day_and_source_and_settings_change_and_reset(page, console):
+    console.run(_usage(console))
+    sign_in(page, ROOT)
+    open_screen(page, "Usage")
+    bars = page.locator("#chart-requests svg rect")
+    expect(bars).to_have_count(3)  # today's three sources, stacked
+    assert {bars.nth(i).get_attribute("class") for i in range(3)} == {"app", "api", "telephone"}
+    expect(page.locator("#chart-tokens svg title").filter(has_text="api: 429 tokens")).to_have_count(1)
+    expect(page.locator("#by-source").get_by_role("row", name=re.compile("^api"))).to_contain_text("2")
+    expect(page.locator("#by-user")).to_contain_text(ROOT)
+    expect(page.locator("#by-model")).to_contain_text("local")
+    screenshot(page, "usage")
+
+    open_screen(page, "Configuration")
+    row = page.locator('tr[data-key="telephony.max_concurrent_calls"]')
+    expect(row).to_contain_text("config.manage")
+    row.get_by_label("New value of telephony.max_concurrent_calls").fill("5")
+    row.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("status")).to_contain_text("telephony.max_concurrent_calls is saved")
+    row = page.locator('tr[data-key="telephony.max_concurrent_calls"]')
+    expect(row.locator("td").nth(2)).to_contain_text("5 runtime")
+    below = row.get_by_label("New value of telephony.max_concurrent_calls")
+    below.fill("0")  # under the range: the browser holds the form back
+    row.get_by_role("button", name="Save").click()
+    assert below.evaluate("input => input.validity.rangeUnderflow")
+    screenshot(page, "configuration")
+    row.get_by_role("button", name="Reset").click()
+    expect(page.get_by_role("status")).to_contain_text("back to its boot value")
+    expect(page.locator('tr[data-key="telephony.max_concurrent_calls"] td').nth(2)).to_have_text("2")

@@ -89,7 +89,7 @@ async function load() {
   }
   $("#areas").replaceChildren(...[...groups].map(([name, settings]) => el("section", { class: "card" },
     el("h2", {}, name),
-    el("table", {},
+    el("table", { class: "settings" },
       el("thead", {}, el("tr", {}, ["Setting", "Boot value", "Current value", "Range", "Who may change it", "Change"]
         .map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, settings.map((s) => el("tr", { "data-key": s.key },

@@ -63,13 +63,9 @@ function rowsWith(tbody, rows, name, empty) {
   fillRows(tbody, rows, [{ value: name }, ...FIGURES], empty);
 }
 
-async function keyNames(userIds) {
-  const names = new Map();
-  for (const id of userIds) {
-    const { data } = await api("GET", `/api/admin/users/${id}/api-keys`);
-    for (const key of data) names.set(key.id, `${key.name} (${key.prefix}…)`);
-  }
-  return names;
+function keyName(row) {
+  if (!row.bucket) return "(no key: the app and telephone lines)";
+  return row.key_name ? `${row.key_name} (${row.key_prefix}…, ${row.owner_email})` : row.bucket;
 }
 
 async function show(since, through) {
@@ -79,11 +75,10 @@ async function show(since, through) {
   chart($("#chart-tokens"), usage.by_day_source, since, until,
     (r) => r.prompt_tokens + r.completion_tokens, "tokens");
   const users = new Map((await api("GET", "/api/admin/users")).data.map((u) => [u.id, u.email]));
-  const keys = await keyNames(usage.by_user.map((r) => r.bucket).filter(Boolean));
   const none = "No usage in this range.";
   rowsWith($("#by-source"), usage.by_source, (r) => r.bucket, none);
   rowsWith($("#by-user"), usage.by_user, (r) => users.get(r.bucket) || r.bucket || "(no account)", none);
-  rowsWith($("#by-key"), usage.by_key, (r) => (r.bucket ? keys.get(r.bucket) || r.bucket : "(no key: the app)"), none);
+  rowsWith($("#by-key"), usage.by_key, keyName, none);
   rowsWith($("#by-model"), usage.by_model, (r) => r.bucket, none);
 }
 
