@@ -33,11 +33,13 @@ from app.routes import (
     providers,
     telephony_admin,
     telephony_carrier,
+    telephony_media,
     telephony_pbx,
     usage,
     v1,
 )
 from app.services.bundle import Services
+from app.telephony.audio_listener import AudioListener
 
 ROUTE_MODULES = (
     health,
@@ -61,6 +63,7 @@ ROUTE_MODULES = (
     diary,
     conflict_names,
     enquiries,
+    telephony_media,
 )
 
 
@@ -111,6 +114,21 @@ def configure_scheduler(app: Application, services: Services) -> None:
     app.on_stop += stop
 
 
+def configure_audio_listener(app: Application, services: Services) -> None:
+    """The pbx AudioSocket listener, bound at start (spec: "Setup: own-telephone-system")."""
+    listener = AudioListener(services.settings, services.telephony.listener,
+                             services.call_voice)
+
+    async def start(_: Application) -> None:
+        await listener.start()
+
+    async def stop(_: Application) -> None:
+        await listener.stop()
+
+    app.on_start += start
+    app.on_stop += stop
+
+
 def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True,
                scheduled_jobs: bool = True) -> Application:
     """The application. ``own_pool=False`` leaves the pool to the caller (tests that
@@ -129,4 +147,5 @@ def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True
         configure_database(app, pool_size)
     if scheduled_jobs:
         configure_scheduler(app, services)
+    configure_audio_listener(app, services)
     return app

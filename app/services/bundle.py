@@ -31,6 +31,7 @@ from app.services.usage import Usage
 from app.telephony.features import FeatureFlags
 from app.telephony.listener_state import ListenerState
 from app.telephony.service import Telephony
+from app.telephony.voice import CallVoice, configured_engines
 
 
 @dataclass
@@ -62,6 +63,8 @@ class Services:
     telephony: Telephony
     #: the diary, appointments, screening list and enquiries, and their call tools
     diary: DiaryServices
+    #: the voice side of answered calls, over both transports
+    call_voice: CallVoice
     #: the pooled connections of calls to remote speech engines (app.voice.engines)
     speech_http: SpeechHttp = field(default_factory=SpeechHttp)
 
@@ -80,6 +83,12 @@ class Services:
         features = FeatureFlags(settings, audit)
         diary = DiaryServices(audit)
         diary.register_tools(tools)
+        chats = Chats(pipeline)
+        telephony = Telephony(settings, box, audit, features, ListenerState())
+        speech_http = SpeechHttp()
+        call_voice = CallVoice(settings, telephony.calls, telephony.tickets, pipeline, chats,
+                               telephony.surface_open, boot["storage.recordings_dir"],
+                               configured_engines(settings, box, speech_http))
         return cls(
             boot=boot,
             box=box,
@@ -99,10 +108,12 @@ class Services:
             tools=tools,
             http_tools=HttpTools(box, audit, tools),
             pipeline=pipeline,
-            chats=Chats(pipeline),
+            chats=chats,
             features=features,
-            telephony=Telephony(settings, box, audit, features, ListenerState()),
+            telephony=telephony,
             diary=diary,
+            call_voice=call_voice,
+            speech_http=speech_http,
         )
 
     async def aclose(self) -> None:

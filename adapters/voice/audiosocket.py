@@ -1,0 +1,202 @@
+"""The pbx transport: Asterisk's AudioSocket over TCP, and the listener that takes it.
+
+``bind_audiosocket`` binds ``telephony.pbx_listen`` (once, at process start) and
+``serve_audiosockets`` accepts connections on it until cancelled, one task each.
+``serve_audiosocket`` handles one connection: the identifier frame must arrive
+within 5 seconds and redeem as a ticket, else the connection is closed without a word
+(spec: telephony.md "Pbx ticket", "Limits"); then ``answer`` runs the call over an
+``AudioSocketTransport``.
+
+What we send (spec and Asterisk's res_audiosocket): only 0x10 frames of 320 bytes of
+8 kHz signed linear audio, paced every 20 ms by the session's player, one ``send``
+per frame, on a socket with ``TCP_NODELAY``; never an empty audio frame and never an
+error frame; we end with a hangup frame (0x00) and close. The frame rules themselves
+are ``core.audiosocket``.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import anyio
+from anyio.abc import ByteStream, SocketAttribute, SocketListener, SocketStream
+
+from adapters.voice.transport import CallTransport, TransportBroken
+from core.audiosocket import (
+    AudioReceived,
+    AudioSocketConnection,
+    ConnectionState,
+    ErrorReceived,
+    Event,
+    HangupReceived,
+    IdentifierReceived,
+    SendAudio,
+    SendHangup,
+)
+from core.errors import RemoteProtocolError
+
+__all__ = [
+    "IDENTIFY_SECONDS",
+    "AudioSocketTransport",
+    "InvalidListenAddress",
+    "bind_audiosocket",
+    "parse_listen_address",
+    "serve_audiosocket",
+    "serve_audiosockets",
+]
+
+log = logging.getLogger("svc.voice.audiosocket")
+
+# spec: telephony.md "Limits" — "Identifier not presented on connecting: 5 seconds".
+IDENTIFY_SECONDS = 5.0
+READ_BYTES = 65536
+
+CallT = TypeVar("CallT")
+
+# The errors of a connection that went away under us.
+_STREAM_ERRORS = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
+
+
+class InvalidListenAddress(ValueError):
+    """``telephony.pbx_listen`` is not ``host:port``."""
+
+
+def parse_listen_address(address: str) -> tuple[str | None, int]:
+    """``host:port`` (``[v6]:port``; an empty host listens on every interface)."""
+    host, colon, port_text = address.strip().rpartition(":")
+    if not colon or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise InvalidListenAddress(f"listen address {address!r} is not host:port")
+    host = host.strip("[]")
+    return host or None, int(port_text)
+
+
+async def bind_audiosocket(address: str) -> SocketListener:
+    """Bind the listen address; raises ``InvalidListenAddress`` or ``OSError``."""
+    host, port = parse_listen_address(address)
+    listener = await anyio.create_tcp_listener(local_host=host, local_port=port,
+                                               reuse_port=False)
+    return listener  # type: ignore[return-value]
+
+
+async def serve_audiosockets(listener: SocketListener,
+                             redeem: Callable[[str], Awaitable[CallT | None]],
+                             answer: Callable[[CallTransport, CallT], Awaitable[None]]) -> None:
+    """Accept connections until cancelled; each runs ``serve_audiosocket``."""
+
+    async def handle(stream: SocketStream) -> None:
+        raw = stream.extra(SocketAttribute.raw_socket, None)
+        if raw is not None and raw.family in (socket.AF_INET, socket.AF_INET6):
+            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        await serve_audiosocket(stream, redeem, answer)
+
+    async with listener:
+        await listener.serve(handle)
+
+
+class AudioSocketTransport:
+    """One introduced AudioSocket connection, as a ``CallTransport``."""
+
+    def __init__(self, stream: ByteStream, connection: AudioSocketConnection,
+                 pending: list[Event] | None = None) -> None:
+        self.stream = stream
+        self.connection = connection
+        self._pending: deque[Event] = deque(pending or ())
+        self.frames_sent = 0
+
+    async def receive(self) -> bytes | None:
+        while True:
+            while self._pending:
+                event = self._pending.popleft()
+                if isinstance(event, AudioReceived):
+                    return event.pcm
+                if isinstance(event, HangupReceived):
+                    return None
+                if isinstance(event, ErrorReceived):
+                    if event.caller_hung_up:
+                        return None
+                    raise TransportBroken(f"the telephone system reported error {event.code!r}")
+            await self._read()
+
+    async def _read(self) -> None:
+        try:
+            data = await self.stream.receive(READ_BYTES)
+        except anyio.EndOfStream:
+            data = b""  # the peer closed: a hangup
+        except _STREAM_ERRORS as exc:
+            raise TransportBroken(f"the audio connection failed: {exc}") from None
+        try:
+            self.connection.receive_data(data)
+        except RemoteProtocolError as exc:
+            self._pending.extend(self.connection.events_received())
+            await self._write(self.connection.data_to_send())  # our hangup, when due
+            raise TransportBroken(f"the telephone system broke the protocol: {exc}") from None
+        self._pending.extend(self.connection.events_received())
+
+    async def _write(self, data: bytes) -> None:
+        if not data:
+            return
+        try:
+            await self.stream.send(data)
+        except _STREAM_ERRORS as exc:
+            raise TransportBroken(f"the audio connection cannot be written: {exc}") from None
+
+    async def send_frame(self, pcm: bytes) -> None:
+        if self.connection.state is not ConnectionState.OPEN:
+            return  # the caller is gone; nothing more is played
+        self.connection.send(SendAudio(pcm))
+        await self._write(self.connection.data_to_send())  # one send per frame
+        self.frames_sent += 1
+
+    async def end_of_speech(self, utterance: int) -> None:
+        """AudioSocket has no marks: a frame sent is a frame played."""
+
+    async def stop_playback(self) -> None:
+        """Nothing is queued beyond the frame just sent: stopping the player is enough."""
+
+    async def hang_up(self) -> None:
+        if self.connection.state in (ConnectionState.OPEN, ConnectionState.PEER_HUNG_UP):
+            self.connection.send(SendHangup())
+            try:
+                await self._write(self.connection.data_to_send())
+            except TransportBroken:
+                pass  # gone already: the end is the same
+        await self.stream.aclose()
+
+
+async def _await_identifier(stream: ByteStream, connection: AudioSocketConnection
+                            ) -> tuple[IdentifierReceived, list[Event]] | None:
+    while True:
+        try:
+            data = await stream.receive(READ_BYTES)
+        except (anyio.EndOfStream, *_STREAM_ERRORS):
+            return None
+        try:
+            connection.receive_data(data)
+        except RemoteProtocolError:
+            return None
+        events = connection.events_received()
+        if events and isinstance(events[0], IdentifierReceived):
+            return events[0], events[1:]
+
+
+async def serve_audiosocket(stream: ByteStream,
+                            redeem: Callable[[str], Awaitable[CallT | None]],
+                            answer: Callable[[CallTransport, CallT], Awaitable[None]]) -> None:
+    """Admit one connection by its identifier and run its call; close it without a
+    word otherwise. The stream is closed when this returns."""
+    async with stream:
+        connection = AudioSocketConnection()
+        introduced = None
+        with anyio.move_on_after(IDENTIFY_SECONDS):
+            introduced = await _await_identifier(stream, connection)
+        if introduced is None:
+            return  # closed without a word
+        identifier, pending = introduced
+        call = await redeem(str(identifier.call_id))
+        if call is None:
+            return  # an unknown, late or used identifier: closed without a word
+        await answer(AudioSocketTransport(stream, connection, pending), call)

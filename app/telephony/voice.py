@@ -1,0 +1,250 @@
+"""The voice side of an answered call: from a redeemed ticket to the call's outcome.
+
+Both transports end here once a connection presented a valid ticket:
+:meth:`CallVoice.redeem` admits it (only while the telephone surface is open — the
+404-while-dormant rule, spec: telephony.md "Endpoints"), and :meth:`CallVoice.answer`
+runs the call:
+
+1. the line as it is now: greeting, notice, recording, transfer number;
+2. the speech engines, the ``voice.phone.*`` dials and the recognition rate; no
+   synthesiser means the opening cannot be said: ``notice_failed`` (fail-closed);
+3. the call's conversation, kept as a chat with source ``telephone`` for the line's
+   account and linked from the call (spec: "Call outcome" — the transcript);
+4. the agent: the pipeline with the line's account as the identity, the call's
+   ``CallContext`` and ``CallToolPolicy`` (``telephony.tool_timeout_secs``);
+5. the recording, when the line records (``adapters.recorder``); a failure marks the
+   call ``recording_failed`` and the call goes on;
+6. ``adapters.voice.session.run_call``; its end moves the outcome through
+   ``CallLog.apply``. A transfer the screening gate let through sets
+   ``transfer_approved`` first, so the continue question dials the line's number.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from adapters.recorder import CallRecorder, RecordingFailed
+from adapters.speech.http import SpeechHttp
+from adapters.voice.session import CallSetup, run_call
+from adapters.voice.transport import CallEngines, CallTransport
+import anyio
+
+from app import db
+from app.crypto import SecretBox
+from app.services.access import reach_of_account
+from app.services.chats import Chats
+from app.services.pipeline import AgentProfile, Pipeline, TurnRequest, call_tool_policy, load_agent
+from app.services.settings import Settings, Snapshot
+from app.tables import Chat
+from app.telephony.call_context import CallContext
+from app.telephony.calls import CallLog
+from app.telephony.limits import RedeemedCall, TicketStore
+from app.voice.engines import engines_for_calls
+from core.access import Reach
+from core.call_outcome import CallInput
+from core.pipeline import CallToolPolicy, Failed, Finished, TextDelta
+from core.voice import PhoneDials, compose_opening
+
+__all__ = ["CallVoice", "EngineSource", "configured_engines", "phone_dials"]
+
+log = logging.getLogger("svc.telephony.voice")
+
+#: Builds the engines of one call (``app.voice.engines``); tests pass fakes.
+EngineSource = Callable[[], Awaitable[CallEngines]]
+
+#: Said when the agent could not answer a turn; the call goes on.
+NO_ANSWER_TEXT = "I am sorry, I cannot answer that just now."
+TITLE_PREFIX = "Call from "
+
+_LINE = """
+SELECT l.id, l.greeting, l.notice, l.record_calls, l.transfer_e164, o.role AS owner_role
+FROM telephony_line l LEFT JOIN account o ON o.id = l.owner_user_id
+WHERE l.id = $1
+"""
+_LINK_CHAT = "UPDATE telephony_call SET chat_id = $2 WHERE id = $1"
+_APPROVE_TRANSFER = "UPDATE telephony_call SET transfer_approved = true WHERE id = $1"
+_RECORDING_FAILED = "UPDATE telephony_call SET recording_failed = true WHERE id = $1"
+
+
+def phone_dials(snapshot: Snapshot) -> PhoneDials:
+    """The ``voice.phone.*`` dials in force (an unset one follows ``voice.*``)."""
+    return PhoneDials(
+        silence_threshold_ms=snapshot["voice.phone.silence_threshold_ms"],
+        min_speech_ms=snapshot["voice.phone.min_speech_ms"],
+        turn_detection=snapshot["voice.phone.turn_detection"],
+        speech_rms=snapshot["voice.phone.speech_rms"],
+        barge_rms=snapshot["voice.phone.barge_rms"],
+        barge_min_ms=snapshot["voice.phone.barge_min_ms"],
+    )
+
+
+@dataclass
+class _Line:
+    id: UUID
+    greeting: str | None
+    notice: str | None
+    record_calls: bool
+    transfer_e164: str | None
+    owner_is_admin: bool
+
+
+class _CallAgent:
+    """The agent of one call: each turn through the pipeline, the transcript kept."""
+
+    def __init__(self, pipeline: Pipeline, chats: Chats, chat_id: UUID, agent: AgentProfile,
+                 reach: Reach, policy: CallToolPolicy, context: CallContext,
+                 can_transfer: bool) -> None:
+        self.pipeline = pipeline
+        self.chats = chats
+        self.chat_id = chat_id
+        self.agent = agent
+        self.reach = reach
+        self.policy = policy
+        self.context = context
+        self.can_transfer = can_transfer
+        self.history: list[dict[str, str]] = []
+
+    async def answer(self, transcript: str) -> AsyncIterator[str]:
+        await self.chats.append(self.chat_id, "user", transcript)
+        request = TurnRequest(self.agent, transcript, self.reach, list(self.history),
+                              "telephone", None, self.policy, call=self.context)
+        self.history.append({"role": "user", "content": transcript})
+        finished: Finished | None = None
+        spoken = False
+        async with aclosing(self.pipeline.run(request)) as events:
+            async for event in events:
+                if isinstance(event, TextDelta) and event.text:
+                    spoken = True
+                    yield event.text
+                elif isinstance(event, Failed):
+                    log.warning("agent turn failed on a call: %s", event.message)
+                elif isinstance(event, Finished):
+                    finished = event
+        text = finished.text if finished is not None and finished.finish_reason != "error" else ""
+        if not spoken:
+            text = NO_ANSWER_TEXT
+            yield text
+        await self.chats.append(self.chat_id, "assistant", text,
+                                finished.citations if finished is not None else ())
+        self.history.append({"role": "assistant", "content": text})
+
+    def ending(self) -> CallInput | None:
+        # spec: "Screening list" — a transfer only once the gate let it through, and
+        # only to a number the line has.
+        context = self.context
+        if context.transfer_requested and context.transfer_allowed and self.can_transfer:
+            return CallInput.TRANSFERRED
+        if context.end_requested:
+            return CallInput.SERVICE_HUNG_UP
+        return None
+
+
+class CallVoice:
+    def __init__(self, settings: Settings, calls: CallLog, tickets: TicketStore,
+                 pipeline: Pipeline, chats: Chats, surface_open: Callable[[], Awaitable[bool]],
+                 recordings_dir: str, engines: EngineSource) -> None:
+        self.settings = settings
+        self.calls = calls
+        self.tickets = tickets
+        self.pipeline = pipeline
+        self.chats = chats
+        self.surface_open = surface_open
+        self.recordings_dir = recordings_dir
+        #: Replaceable: tests give a call instant fake engines.
+        self.engines = engines
+
+    async def redeem(self, token: str) -> RedeemedCall | None:
+        """The call a connection's ticket admits it to; None closes it without a word."""
+        if not await self.surface_open():
+            return None
+        return await self.tickets.redeem(token)
+
+    async def answer(self, transport: CallTransport, call: RedeemedCall) -> None:
+        """Run the call to its end and record the outcome."""
+        given = CallInput.MEDIA_LOST  # what an unexpected fault of ours leaves
+        try:
+            given = await self._converse(transport, call)
+        finally:
+            with anyio.CancelScope(shield=True):
+                outcome = await self._finish(call.call_id, given)
+            log.info("call ended", extra={"call": str(call.call_id), "outcome": outcome.value})
+
+    async def _converse(self, transport: CallTransport, call: RedeemedCall) -> CallInput:
+        line = await self._line(call.number_id)
+        if line is None or call.agent_id is None or call.owner_id is None:
+            # The line or its binding went between answer and audio: nothing can speak.
+            await transport.hang_up()
+            return CallInput.NOTICE_UNAVAILABLE
+        snapshot = await self.settings.snapshot()
+        try:
+            engines = await self.engines()
+        except Exception:
+            log.exception("speech engines unavailable for a call")
+            await transport.hang_up()
+            return CallInput.NOTICE_UNAVAILABLE  # spec: the notice fails closed
+        reach = await reach_of_account(call.owner_id, line.owner_is_admin)
+        agent = await load_agent(call.agent_id, reach)
+        chat_id = await self._open_transcript(call, agent)
+        context = CallContext(call.call_id, line.id, call.owner_id,
+                              call.from_number if call.from_number.startswith("+") else "")
+        call_agent = _CallAgent(self.pipeline, self.chats, chat_id, agent, reach,
+                                await call_tool_policy(self.settings), context,
+                                bool(line.transfer_e164))
+        setup = CallSetup(compose_opening(line.greeting, line.notice, recording=line.record_calls),
+                          phone_dials(snapshot), snapshot["voice_live.stt_sample_rate"])
+        recorder = await self._recorder(call.call_id) if line.record_calls else None
+        ending = await run_call(transport, engines, call_agent, setup, recorder=recorder,
+                                on_recording_failed=lambda: self._recording_failed(call.call_id))
+        return ending.given
+
+    async def _line(self, number_id: UUID | None) -> _Line | None:
+        if number_id is None:
+            return None
+        async with db.connection() as connection:
+            row = await connection.fetchrow(_LINE, number_id)
+        if row is None:
+            return None
+        return _Line(row["id"], row["greeting"], row["notice"], row["record_calls"],
+                     row["transfer_e164"], row["owner_role"] in ("admin", "superadmin"))
+
+    async def _open_transcript(self, call: RedeemedCall, agent: AgentProfile) -> UUID:
+        chat = Chat(owner_id=call.owner_id, agent_id=agent.id, source="telephone",
+                    title=f"{TITLE_PREFIX}{call.from_number}"[:200])
+        await chat.save()
+        async with db.connection() as connection:
+            await connection.execute(_LINK_CHAT, call.call_id, chat.id)
+        return chat.id
+
+    async def _recorder(self, call_id: UUID) -> CallRecorder | None:
+        try:
+            return CallRecorder.create(self.recordings_dir, call_id)
+        except RecordingFailed:
+            log.exception("the recording could not be started")
+            await self._recording_failed(call_id)
+            return None
+
+    async def _recording_failed(self, call_id: UUID) -> None:
+        async with db.connection() as connection:
+            await connection.execute(_RECORDING_FAILED, call_id)
+
+    async def _finish(self, call_id: UUID, given: CallInput) -> Any:
+        if given is CallInput.TRANSFERRED:
+            async with db.connection() as connection:
+                await connection.execute(_APPROVE_TRANSFER, call_id)
+        return await self.calls.apply(call_id, given)
+
+
+def configured_engines(settings: Settings, box: SecretBox,
+                       http: SpeechHttp | None = None) -> EngineSource:
+    """The engines the ``voice_live.*`` settings name, built afresh for each call over
+    the process's pool of speech connections."""
+
+    async def build() -> CallEngines:
+        return await engines_for_calls(settings, box, http=http)
+
+    return build

@@ -1,0 +1,336 @@
+"""A call's voice over the two real transports, against the server started in the test:
+the AudioSocket listener bound at start and the carrier's media WebSocket, with
+instant fake speech engines and the built-in local model (spec: telephony.md "Pbx
+ticket", "Opening of every call", "Call outcome", "Limits"; DESIGN.md "Carrier",
+"Pbx"). The fuller end-to-end suite runs the call simulator."""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import struct
+import uuid
+
+import anyio
+import pytest
+import websockets
+from websockets.asyncio.client import connect as ws_connect
+
+from app.tables import Chat, ChatMessage, TelephonyCall
+from app.telephony.audio_listener import AudioListener
+from tests.app.test_telephony_setup import (
+    CALLER,
+    LINE_NUMBER,
+    SHARED_SECRET,
+    carrier_post,
+    deployment,
+    voice_params,
+)
+from tests.fakes.voice import SPEECH_MS_PER_CHAR, Caller, FakeEngines, FakeSynthesiser
+from tests.support.http import running_app
+
+pytestmark = pytest.mark.anyio
+
+HEADER = struct.Struct(">BH")
+KEY = {"x-service-telephony-key": SHARED_SECRET}
+QUICK_DIALS = {"voice.phone.silence_threshold_ms": 300, "voice.phone.min_speech_ms": 100,
+               "voice.phone.turn_detection": False, "voice.phone.barge_min_ms": 100}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def voice_deployment(api, services, *, provider: str, engines: FakeEngines):
+    found = await deployment(api, services, provider=provider, line_provider=provider)
+    await found.patch_line(notice="Hello caller.")
+    for key, value in QUICK_DIALS.items():
+        await found.setting(key, value)
+
+    async def fake_engines():
+        return engines
+
+    services.call_voice.engines = fake_engines
+    return found
+
+
+def frames_of(data: bytes) -> list[tuple[int, bytes]]:
+    """AudioSocket frames in ``data`` (which must hold whole frames)."""
+    frames, offset = [], 0
+    while offset < len(data):
+        kind, length = HEADER.unpack_from(data, offset)
+        frames.append((kind, data[offset + 3:offset + 3 + length]))
+        offset += 3 + length
+    assert offset == len(data)
+    return frames
+
+
+class Asterisk:
+    """Asterisk's side of one AudioSocket call over a real TCP connection."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.received = bytearray()
+        self.caller = Caller(self.send_audio)
+        self.closed = anyio.Event()
+
+    async def send_audio(self, pcm: bytes) -> None:
+        await self.stream.send(HEADER.pack(0x10, len(pcm)) + pcm)
+
+    async def read(self) -> None:
+        try:
+            while True:
+                self.received += await self.stream.receive()
+        except (anyio.EndOfStream, anyio.BrokenResourceError):
+            self.closed.set()
+
+    def frames(self) -> list[tuple[int, bytes]]:
+        whole = bytes(self.received)
+        return frames_of(whole[:_whole_length(whole)])
+
+
+def _whole_length(data: bytes) -> int:
+    offset = 0
+    while offset + 3 <= len(data):
+        _, length = HEADER.unpack_from(data, offset)
+        if offset + 3 + length > len(data):
+            break
+        offset += 3 + length
+    return offset
+
+
+async def pbx_answer(api) -> str:
+    response = await api.get("/api/telephony/pbx/answer", headers=KEY,
+                             params={"from": CALLER, "to": LINE_NUMBER})
+    assert response.status_code == 200 and response.text
+    return response.text
+
+
+async def test_pbx_call_over_the_listener_bound_at_start(api, services):
+    engines = FakeEngines()
+    found = await voice_deployment(api, services, provider="pbx", engines=engines)
+    address = await set_listen_address(found)
+    async with running_app(services):  # a process started now binds the address
+        assert services.telephony.listener.listening_on(address)
+        identifier = await pbx_answer(api)
+        host, port = address.split(":")
+        with anyio.fail_after(30):
+            async with await anyio.connect_tcp(host, int(port)) as stream:
+                asterisk = Asterisk(stream)
+                await stream.send(HEADER.pack(0x01, 16) + uuid.UUID(identifier).bytes)
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(asterisk.read)
+                    tasks.start_soon(asterisk.caller.run)
+                    opening = -(-len("Hello caller.") * SPEECH_MS_PER_CHAR // 20)
+                    while len(asterisk.frames()) < opening:  # the opening, played whole
+                        await anyio.sleep(0.05)
+                    await anyio.sleep(0.3)
+                    await asterisk.caller.say(0.4)  # a question
+                    while len(engines.synthesiser.spoken) < 2:
+                        await anyio.sleep(0.05)
+                    await anyio.sleep(0.5)
+                    asterisk.caller.silent = True
+                    await stream.send(HEADER.pack(0x00, 0))  # the caller hangs up
+                    await asterisk.closed.wait()
+                    tasks.cancel_scope.cancel()
+        assert services.telephony.listener.listening_on(address)
+    assert not services.telephony.listener.listening
+    # We sent only 320-byte audio frames: none empty, no error frame, no hangup (the
+    # caller hung up first).
+    frames = asterisk.frames()
+    assert frames and all(kind == 0x10 and len(payload) == 320 for kind, payload in frames)
+    assert engines.synthesiser.spoken[0] == "Hello caller."
+    call = await TelephonyCall.select().first()
+    assert call["outcome"] == "completed"
+    chat = await Chat.select().where(Chat.id == call["chat_id"]).first()
+    assert chat["source"] == "telephone" and str(chat["owner_id"]) == found.owner_id
+    messages = await ChatMessage.select().where(ChatMessage.chat_id == chat["id"]).order_by(
+        ChatMessage.id)
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert messages[0]["content"] == "hello"
+
+
+async def set_listen_address(found) -> str:
+    address = f"127.0.0.1:{free_port()}"
+    response = await found.api.put("/api/admin/telephony", headers=found.admin,
+                                   json={"pbx_listen": address})
+    assert response.status_code == 200, response.text
+    return address
+
+
+async def listen(found):
+    """The listener as the application starts it, on a free loopback port."""
+    address = await set_listen_address(found)
+    services = found.services
+    listener = AudioListener(services.settings, services.telephony.listener,
+                             services.call_voice)
+    await listener.start()
+    return listener, address
+
+
+async def test_pbx_connection_without_a_valid_identifier_is_closed_without_a_word(api, services):
+    found = await voice_deployment(api, services, provider="pbx", engines=FakeEngines())
+    listener, address = await listen(found)
+    host, port = address.split(":")
+    try:
+        for first in (HEADER.pack(0x01, 16) + uuid.uuid4().bytes,  # unknown identifier
+                      HEADER.pack(0x10, 320) + bytes(320)):  # audio before the identifier
+            with anyio.fail_after(10):
+                async with await anyio.connect_tcp(host, int(port)) as stream:
+                    await stream.send(first)
+                    with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
+                        await stream.receive()
+        # A used identifier is refused too.
+        identifier = await pbx_answer(api)
+        assert await services.call_voice.redeem(identifier) is not None
+        async with await anyio.connect_tcp(host, int(port)) as stream:
+            await stream.send(HEADER.pack(0x01, 16) + uuid.UUID(identifier).bytes)
+            with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
+                await stream.receive()
+    finally:
+        await listener.stop()
+
+
+async def test_pbx_connection_silent_for_five_seconds_before_its_identifier_is_closed(
+        api, services):
+    found = await voice_deployment(api, services, provider="pbx", engines=FakeEngines())
+    listener, address = await listen(found)
+    host, port = address.split(":")
+    try:
+        with anyio.fail_after(10):
+            async with await anyio.connect_tcp(host, int(port)) as stream:
+                with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
+                    await stream.receive()
+    finally:
+        await listener.stop()
+
+
+async def test_pbx_opening_that_cannot_be_said_ends_with_our_hangup_notice_failed(
+        api, services):
+    found = await voice_deployment(
+        api, services, provider="pbx", engines=FakeEngines(synthesiser=FakeSynthesiser(down=True)))
+    listener, address = await listen(found)
+    host, port = address.split(":")
+    try:
+        identifier = await pbx_answer(api)
+        with anyio.fail_after(10):
+            async with await anyio.connect_tcp(host, int(port)) as stream:
+                asterisk = Asterisk(stream)
+                await stream.send(HEADER.pack(0x01, 16) + uuid.UUID(identifier).bytes)
+                await asterisk.read()
+        assert asterisk.frames() == [(0x00, b"")]  # our hangup, then the socket closed
+        call = await TelephonyCall.select().first()
+        assert call["outcome"] == "notice_failed"
+        after = await api.get("/api/telephony/pbx/continue", headers=KEY,
+                              params={"call": identifier})
+        assert after.text == ""
+    finally:
+        await listener.stop()
+
+
+# -- the carrier's media WebSocket
+
+
+def ws_url(api) -> str:
+    return str(api.base_url).replace("http://", "ws://") + "/api/telephony/carrier/media"
+
+
+async def carrier_ticket(api) -> str:
+    answer = await carrier_post(api, "/api/telephony/carrier/voice", voice_params())
+    assert answer.status_code == 200, answer.text
+    return answer.text.split('name="ticket" value="')[1].split('"')[0]
+
+
+def start_message(ticket: str | None) -> str:
+    parameters = {"ticket": ticket} if ticket is not None else {}
+    return json.dumps({"event": "start", "sequenceNumber": "1", "streamSid": "MZ1", "start": {
+        "streamSid": "MZ1", "accountSid": "AC0001", "callSid": "CA0001",
+        "tracks": ["inbound"], "customParameters": parameters,
+        "mediaFormat": {"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1}}})
+
+
+def media_message(ulaw: bytes, chunk: int) -> str:
+    return json.dumps({"event": "media", "streamSid": "MZ1", "media": {
+        "track": "inbound", "chunk": str(chunk), "timestamp": str(chunk * 20),
+        "payload": base64.b64encode(ulaw).decode()}})
+
+
+async def test_carrier_stream_without_a_valid_ticket_closes_without_a_word(api, services):
+    await voice_deployment(api, services, provider="carrier", engines=FakeEngines())
+    for ticket in (None, "not-a-ticket"):
+        with anyio.fail_after(10):
+            async with ws_connect(ws_url(api)) as socket_:
+                await socket_.send(json.dumps({"event": "connected", "protocol": "Call",
+                                               "version": "1.0.0"}))
+                await socket_.send(start_message(ticket))
+                with pytest.raises(websockets.ConnectionClosed):
+                    await socket_.recv()  # nothing is said before the close
+
+
+async def test_carrier_media_path_is_absent_while_the_feature_is_dormant(api, services):
+    found = await voice_deployment(api, services, provider="carrier", engines=FakeEngines())
+    await found.setting("features.telephony", False)
+    with pytest.raises(websockets.InvalidStatus) as refused:
+        async with ws_connect(ws_url(api)):
+            pass
+    assert refused.value.response.status_code == 404
+
+
+async def test_carrier_call_speech_over_the_answer_sends_clear(api, services):
+    from kernels.ulaw import lin2ulaw, ulaw2lin
+
+    engines = FakeEngines()
+    found = await voice_deployment(api, services, provider="carrier", engines=engines)
+    await found.patch_line(notice="Hello caller. " * 4)
+    ticket = await carrier_ticket(api)
+    received: list[dict] = []
+    with anyio.fail_after(30):
+        async with ws_connect(ws_url(api)) as socket_:
+            chunk = 0
+
+            async def send_audio(pcm: bytes) -> None:
+                nonlocal chunk
+                chunk += 1
+                await socket_.send(media_message(lin2ulaw(pcm), chunk))
+
+            caller = Caller(send_audio)
+
+            async def read() -> None:
+                async for text in socket_:
+                    message = json.loads(text)
+                    received.append(message)
+                    if message["event"] == "mark":  # the carrier returns a mark once played
+                        await socket_.send(json.dumps({"event": "mark", "streamSid": "MZ1",
+                                                       "mark": message["mark"]}))
+
+            def count(event: str) -> int:
+                return sum(1 for m in received if m["event"] == event)
+
+            await socket_.send(start_message(ticket))
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(read)
+                tasks.start_soon(caller.run)
+                while count("mark") < 1:  # the opening was played whole
+                    await anyio.sleep(0.05)
+                await caller.say(0.3)  # a question; its answer is long
+                opening = -(-len(found.line["notice"]) * SPEECH_MS_PER_CHAR // 20)
+                while count("media") < opening + 10:  # the answer is playing
+                    await anyio.sleep(0.05)
+                await caller.say(0.4)  # the caller talks over the answer
+                while count("clear") < 1:
+                    await anyio.sleep(0.05)
+                await anyio.sleep(0.5)
+                caller.silent = True
+                await socket_.send(json.dumps({"event": "stop", "streamSid": "MZ1", "stop": {
+                    "accountSid": "AC0001", "callSid": "CA0001"}}))
+                tasks.cancel_scope.cancel()
+    media = [m for m in received if m["event"] == "media"]
+    assert all(len(base64.b64decode(m["media"]["payload"])) == 160 for m in media)
+    assert all(len(ulaw2lin(base64.b64decode(m["media"]["payload"]))) == 320 for m in media)
+    assert all(m["streamSid"] == "MZ1" for m in received)
+    await anyio.sleep(0.2)
+    call = await TelephonyCall.select().first()
+    assert call["outcome"] == "completed"
