@@ -27,7 +27,13 @@ import aiohttp
 
 from adapters.call_simulator.script import Action, Caller
 from adapters.call_simulator.session import CallReport, Clock, Ear, converse
-from core.carrier_media import AudioArrived, CarrierStreamClient, ClearArrived, MarkArrived
+from core.carrier_media import (
+    AudioArrived,
+    CarrierStreamClient,
+    ClearArrived,
+    ClientStreamState,
+    MarkArrived,
+)
 from core.errors import RemoteProtocolError
 from core.twilio_signature import compute_signature
 from kernels.ulaw import lin2ulaw, ulaw2lin
@@ -102,7 +108,9 @@ class CarrierLine:
             await self.socket.send_str(message)
 
     async def send(self, action: Action, frame: bytes, digit: str, at_ms: int) -> None:
-        if action is Action.NOTHING or self.socket.closed:
+        # The line may have ended the stream since this frame was decided.
+        if (action is Action.NOTHING or self.socket.closed
+                or self.client.state is not ClientStreamState.STREAMING):
             return
         if action is Action.KEY:
             self.client.send_dtmf(digit)

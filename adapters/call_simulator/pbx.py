@@ -47,7 +47,8 @@ class PbxLine:
         await self.stream.send(self.client.data_to_send())
 
     async def send(self, action: Action, frame: bytes, digit: str, at_ms: int) -> None:
-        if action is Action.NOTHING:
+        # The line may have hung up since this frame was decided: then nothing goes out.
+        if action is Action.NOTHING or self.client.state is not ClientState.OPEN:
             return
         if action is Action.KEY:
             self.client.send_dtmf(digit)

@@ -67,3 +67,17 @@ def test_a_wav_that_cannot_be_played_is_bad_input(tmp_path, capsys):
                  "--audiosocket", "127.0.0.1:9", "--secret", "s",
                  "--play", str(tmp_path / "notes.wav")])
     assert code == 65 and "not a readable WAV file" in capsys.readouterr().err
+
+
+def test_text_is_said_with_the_local_synthesiser(tmp_path, capsys):
+    pytest.importorskip("espeakng_loader")
+    with fake_line(Behaviour(opening_ms=300, reply_ms=300)) as line:
+        code = main(["call", "simulate", "--via", "pbx", "--to", "+441632960001",
+                     "--server", line.http_url, "--audiosocket", "%s:%d" % line.audiosocket,
+                     "--secret", SECRET, "--say", "What are your opening hours on Monday?",
+                     "--quiet-ms", "500", "--listen-secs", "5", "--no-transcript"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert 'caller' in out and '"What are your opening hours on Monday?"' in out
+    # The line heard the speech as speech: it answered it.
+    assert line.caller_frames and sum(row.startswith("line ") for row in out.splitlines()) == 2
