@@ -182,14 +182,16 @@ class Appointments:
                 "ORDER BY starts_at, id", *args)
         return [appointment_view(dict(row), timezone) for row in rows]
 
-    async def get(self, account_id: UUID, appointment_id: str | UUID) -> dict[str, Any]:
+    async def get(self, account_id: UUID | None, appointment_id: str | UUID) -> dict[str, Any]:
+        """One appointment of ``account_id`` (of any account for None: an administrator)."""
         async with db.connection() as connection:
             row = await connection.fetchrow(
-                f"SELECT {_COLUMNS} FROM appointment WHERE id = $1 AND account_id = $2",
+                f"SELECT {_COLUMNS} FROM appointment WHERE id = $1 "
+                "AND ($2::uuid IS NULL OR account_id = $2)",
                 parse_id(appointment_id, "appointment"), account_id)
             if row is None:
                 raise NotFound("No such appointment.")
-            timezone = (await load_diary(connection, account_id)).diary.timezone
+            timezone = (await load_diary(connection, row["account_id"])).diary.timezone
         return appointment_view(dict(row), timezone)
 
     async def free(self, account_id: UUID, *, since: dt.datetime | None = None,
@@ -307,30 +309,31 @@ class Appointments:
             await self._notify(connection, account_id, effect, dict(moved), stored, now)
         return dict(moved), stored
 
-    async def cancel(self, account_id: UUID, appointment_id: str | UUID, *,
+    async def cancel(self, account_id: UUID | None, appointment_id: str | UUID, *,
                      actor: UUID | None = None) -> tuple[dict[str, Any], StoredDiary]:
-        """Cancel an appointment; cancelling a cancelled one changes nothing."""
+        """Cancel an appointment of ``account_id`` (of any account for None: an
+        administrator); cancelling a cancelled one changes nothing."""
         now = self.clock.now()
         async with db.connection() as connection, connection.transaction():
             row = await self._lock(connection, account_id,
                                    parse_id(appointment_id, "appointment"))
             effect, target = self._transition(row, AppointmentInput.CANCEL)
-            stored = await load_diary(connection, account_id)
+            stored = await load_diary(connection, row["account_id"])
             if effect is not AppointmentEffect.IGNORE:
                 row = dict(await connection.fetchrow(
                     f"UPDATE appointment SET state = $2, cancelled_at = now(), updated_at = now() "
                     f"WHERE id = $1 RETURNING {_COLUMNS}", row["id"], target.value))
-                await self._notify(connection, account_id, effect, row, stored, now)
+                await self._notify(connection, row["account_id"], effect, row, stored, now)
         if actor is not None and effect is not AppointmentEffect.IGNORE:
             await self.audit.record("appointment.cancelled", actor=actor,
                                     subject=str(row["id"]))
         return row, stored
 
-    async def _lock(self, connection: asyncpg.Connection, account_id: UUID,
+    async def _lock(self, connection: asyncpg.Connection, account_id: UUID | None,
                     appointment_id: UUID) -> dict[str, Any]:
         row = await connection.fetchrow(
-            f"SELECT {_COLUMNS} FROM appointment WHERE id = $1 AND account_id = $2 FOR UPDATE",
-            appointment_id, account_id)
+            f"SELECT {_COLUMNS} FROM appointment WHERE id = $1 "
+            "AND ($2::uuid IS NULL OR account_id = $2) FOR UPDATE", appointment_id, account_id)
         if row is None:
             raise NotFound("No such appointment.")
         return dict(row)

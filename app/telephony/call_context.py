@@ -17,9 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from uuid import UUID
 
+from core.diary import MAX_CHANGE_ATTEMPTS
+
 __all__ = ["CHANGE_ATTEMPTS_PER_CALL", "CallContext"]
 
-CHANGE_ATTEMPTS_PER_CALL = 3  # spec: "Limits" — change-by-telephone attempts, 3 per call
+#: spec: "Limits" — change-by-telephone attempts, 3 per call (``core.diary``'s rule)
+CHANGE_ATTEMPTS_PER_CALL = MAX_CHANGE_ATTEMPTS
 
 
 @dataclass
@@ -31,7 +34,7 @@ class CallContext:
     line_id: UUID
     account_id: UUID
     caller_number: str
-    change_attempts: int = 0  # change-by-telephone attempts used so far
+    change_attempts: int = 0  # refused change-by-telephone attempts so far
     caller_verdict: str | None = None  # screening: 'clear' | 'match' | None (not checked)
     transfer_requested: bool = False  # the put-through tool decided to transfer
     transfer_allowed: bool = False  # ...and the screening gate let it through

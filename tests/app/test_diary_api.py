@@ -317,6 +317,15 @@ async def test_an_administrator_addresses_another_accounts_diary(api, owner, adm
     appointment = for_owner.json()["id"]
     assert (await api.get(f"/api/diary/appointments/{appointment}", headers=admin,
                           params={"account_id": mine})).status_code == 200
+    # By id an administrator reaches it without naming the account; naming another
+    # account's diary does not.
+    assert (await api.get(f"/api/diary/appointments/{appointment}",
+                          headers=admin)).json()["timezone"] == "Europe/London"
+    admins_own = str(await account_id(api, admin))
+    assert (await api.get(f"/api/diary/appointments/{appointment}", headers=admin,
+                          params={"account_id": admins_own})).status_code == 404
+    cancelled = await api.delete(f"/api/diary/appointments/{appointment}", headers=admin)
+    assert cancelled.json()["state"] == "cancelled"
     nobody = await api.get("/api/diary", headers=admin,
                            params={"account_id": str(uuid.uuid4())})
     assert nobody.status_code == 404
