@@ -123,9 +123,7 @@ def parse_instant(value: Any, field: str = "starts_at") -> dt.datetime:
     return instant.astimezone(dt.UTC)
 
 
-def _text(value: Any, field: str, limit: int, *, required: bool) -> str | None:
-    if value is None and not required:
-        return None
+def _required_text(value: Any, field: str, limit: int) -> str:
     if not isinstance(value, str) or not value.strip() or len(value.strip()) > limit:
         raise Unprocessable(f"{field} must be text of 1 to {limit} characters.", field=field)
     return value.strip()
@@ -133,9 +131,9 @@ def _text(value: Any, field: str, limit: int, *, required: bool) -> str | None:
 
 def check_booking(caller_name: Any, subject: Any, contact: Any) -> tuple[str, str, str | None]:
     """The booking's text fields trimmed, or 422 naming the first one that is wrong."""
-    return (_text(caller_name, "caller_name", MAX_NAME, required=True),  # type: ignore[return-value]
-            _text(subject, "subject", MAX_SUBJECT, required=True),
-            _text(contact, "contact", MAX_CONTACT, required=False))
+    return (_required_text(caller_name, "caller_name", MAX_NAME),
+            _required_text(subject, "subject", MAX_SUBJECT),
+            None if contact is None else _required_text(contact, "contact", MAX_CONTACT))
 
 
 def appointment_view(row: dict[str, Any], timezone: str) -> dict[str, Any]:
@@ -224,16 +222,17 @@ class Appointments:
                    booking: Booking) -> tuple[dict[str, Any], StoredDiary]:
         """Book ``starts_at``: the stored row and the diary it was checked against.
         Raises ``SlotRefused``."""
-        for attempt in range(_DEADLOCK_TRIES):
+        attempts = 0
+        while True:
             try:
                 return await self._book_once(account_id, starts_at, booking)
             except asyncpg.DeadlockDetectedError:
                 # Two inserts into one slot can each wait for the other; PostgreSQL
                 # aborts one. Trying again finds the slot taken (or free, if the
                 # other was rolled back).
-                if attempt + 1 == _DEADLOCK_TRIES:
+                attempts += 1
+                if attempts == _DEADLOCK_TRIES:
                     raise SlotRefused(SlotVerdict.TAKEN) from None
-        raise AssertionError("unreachable")
 
     async def _book_once(self, account_id: UUID, starts_at: dt.datetime,
                          booking: Booking) -> tuple[dict[str, Any], StoredDiary]:

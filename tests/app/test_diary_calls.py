@@ -281,3 +281,34 @@ async def test_the_local_model_books_by_rule_on_a_call(services, owner, diary):
     assert events[-1].text.startswith("You're booked for Wednesday 3 March at 11:30 am.")
     [row] = await Appointment.select()
     assert row["caller_name"] == "Jane Smith" and row["call_id"] == call.call_id
+
+
+async def test_on_a_call_a_repeated_hour_means_its_first_pass(services, fake, owner):
+    """Lord Howe Island goes back half an hour at 02:00 on 2027-04-04: 01:30 happens at
+    +11:00 and again at +10:30; a caller asking for 01:30 gets the first."""
+    services.diary.clock.now = lambda: dt.datetime(2027, 3, 30, tzinfo=dt.UTC)
+    await services.diary.diaries.put(owner, {
+        "timezone": "Australia/Lord_Howe", "slot_minutes": 30, "lead_minutes": 0,
+        "horizon_days": 30, "enabled": True,
+        "hours": [{"weekday": 6, "opens_minute": 60, "closes_minute": 180}]}, actor=owner)
+    call = await a_call(owner)
+    offered, _ = await use(services, fake, owner, call, "offer_times", date="2027-04-04")
+    assert [t["time"] for t in offered["times"]] == ["01:00", "01:30", "02:00"]
+    booked, _ = await use(services, fake, owner, call, "book_appointment", date="2027-04-04",
+                          time="1:30 am", caller_name="Jane Smith", subject="Night shift")
+    assert booked["booked"] is True
+    [row] = await Appointment.select()
+    assert row["starts_at"] == dt.datetime(2027, 4, 3, 14, 30, tzinfo=dt.UTC)  # 01:30 +11:00
+
+
+@pytest.mark.parametrize("spoken, expected", [
+    ("14:30", dt.time(14, 30)), ("2:30 pm", dt.time(14, 30)), ("2pm", dt.time(14, 0)),
+    ("2 P.M.", dt.time(14, 0)), ("12 am", dt.time(0, 0)), ("12:15 pm", dt.time(12, 15)),
+    ("9.45", dt.time(9, 45)), ("midday", dt.time(12, 0)), ("noon", dt.time(12, 0)),
+    ("midnight", dt.time(0, 0)), ("0900", None), ("13 pm", None), ("24:00", None),
+    ("9:75", None), ("teatime", None), ("", None),
+])
+def test_times_of_day_as_callers_say_them(spoken, expected):
+    from app.diary.call_tools import parse_wall_time
+
+    assert parse_wall_time(spoken) == expected
