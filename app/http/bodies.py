@@ -71,7 +71,30 @@ def validation_problem(error: ValidationError) -> Unprocessable:
                          code="invalid_value", field=field)
 
 
+def _nul_at(value: Any, path: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+    """Where the first string holding a NUL character sits in a decoded JSON value."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if "\x00" in key:
+                return (*path, key.replace("\x00", "\\0"))
+            if (found := _nul_at(item, (*path, key))) is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if (found := _nul_at(item, (*path, str(index)))) is not None:
+                return found
+    return None
+
+
 def validate(model: type[Model], value: Any) -> Model:
+    # PostgreSQL text cannot hold NUL ("\u0000" is valid JSON): refuse it here, naming
+    # the field, rather than fail when the value reaches the database.
+    if (path := _nul_at(value)) is not None:
+        field = ".".join(path) or None
+        raise Unprocessable(f"{field or 'The body'} must not contain the NUL character.",
+                            code="invalid_value", field=field)
     try:
         return model.model_validate(value)
     except ValidationError as exc:

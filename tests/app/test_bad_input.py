@@ -91,3 +91,15 @@ async def test_request_id_is_echoed_when_plain_and_made_otherwise(api):
     made = await api.get("/healthz", headers={"x-request-id": "bad id with spaces"})
     assert made.headers["x-request-id"] != "bad id with spaces"
     assert len(made.headers["x-request-id"]) == 32
+
+
+async def test_a_nul_character_anywhere_in_a_body_is_422_naming_the_field(api, admin):
+    # Found by HTTP fuzzing: PostgreSQL text cannot hold NUL, so "\u0000" reached the
+    # database and failed there with a 500.
+    before = await _accounts()
+    response = await api.post("/api/admin/users", headers=admin, json={
+        "email": "nul@example.org", "password": "long enough pass\u0000word", "role": "user"})
+    assert_error_shape(response, 422, "invalid_value", "password")
+    response = await api.post("/api/profile/api-keys", headers=admin, json={"name": "a\x00"})
+    assert_error_shape(response, 422, "invalid_value", "name")
+    assert await _accounts() == before

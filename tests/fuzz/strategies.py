@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=20)
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=20)
 )
 
 #: Any JSON value, nested a few levels deep.
