@@ -334,3 +334,82 @@ async def test_carrier_call_speech_over_the_answer_sends_clear(api, services):
     await anyio.sleep(0.2)
     call = await TelephonyCall.select().first()
     assert call["outcome"] == "completed"
+
+
+# -- putting the caller through
+
+
+async def pbx_call_asking_for_a_person(api, found, engines: FakeEngines) -> tuple[str, Asterisk]:
+    """A pbx call whose one turn asks for a person; returns the identifier and what the
+    telephone system saw, once our side ended or the answer was played."""
+    engines.recogniser.transcripts = ["Can I speak to a person please"]
+    response = await api.patch(f"/api/agents/{found.agent_id}", headers=found.owner,
+                               json={"tools": ["put_through"]})
+    assert response.status_code == 200, response.text
+    listener, address = await listen(found)
+    host, port = address.split(":")
+    try:
+        identifier = await pbx_answer(api)
+        with anyio.fail_after(30):
+            async with await anyio.connect_tcp(host, int(port)) as stream:
+                asterisk = Asterisk(stream)
+                await stream.send(HEADER.pack(0x01, 16) + uuid.UUID(identifier).bytes)
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(asterisk.read)
+                    tasks.start_soon(asterisk.caller.run)
+                    opening = -(-len("Hello caller.") * SPEECH_MS_PER_CHAR // 20)
+                    while len(asterisk.frames()) < opening:
+                        await anyio.sleep(0.05)
+                    await anyio.sleep(0.3)
+                    await asterisk.caller.say(0.4)
+                    while len(engines.synthesiser.spoken) < 2 and not asterisk.closed.is_set():
+                        await anyio.sleep(0.05)
+                    with anyio.move_on_after(4):  # our side ends after the answer, if it does
+                        await asterisk.closed.wait()
+                    asterisk.caller.silent = True
+                    tasks.cancel_scope.cancel()
+    finally:
+        await listener.stop()
+    return identifier, asterisk
+
+
+async def test_a_transfer_the_gate_lets_through_ends_our_side_and_continue_dials(api, services):
+    engines = FakeEngines()
+    found = await voice_deployment(api, services, provider="pbx", engines=engines)
+    identifier, asterisk = await pbx_call_asking_for_a_person(api, found, engines)
+    assert asterisk.closed.is_set()
+    assert asterisk.frames()[-1] == (0x00, b"")  # we ended with a hangup frame
+    call = await TelephonyCall.select().first()
+    assert call["outcome"] == "transferred" and call["transfer_approved"]
+    after = await api.get("/api/telephony/pbx/continue", headers=KEY,
+                          params={"call": identifier})
+    assert after.text == "+441632960999"
+
+
+async def test_a_transfer_the_screening_gate_refuses_does_not_transfer(api, services):
+    engines = FakeEngines()
+    found = await voice_deployment(api, services, provider="pbx", engines=engines)
+    listed = await api.post("/api/conflict-names", headers=found.owner,
+                            json={"names": "John Brown"})
+    assert listed.status_code == 200, listed.text
+    identifier, asterisk = await pbx_call_asking_for_a_person(api, found, engines)
+    assert len(engines.synthesiser.spoken) == 2  # the agent answered the request
+    assert (0x00, b"") not in asterisk.frames()  # the call went on; the caller hung up
+    call = await TelephonyCall.select().first()
+    assert not call["transfer_approved"] and call["outcome"] != "transferred"
+    after = await api.get("/api/telephony/pbx/continue", headers=KEY,
+                          params={"call": identifier})
+    assert after.text == ""
+
+
+async def test_tools_on_a_call_run_under_the_configured_ceiling(api, services):
+    from app.services.pipeline import call_tool_policy
+    from core.pipeline import ToolSpec
+
+    found = await voice_deployment(api, services, provider="pbx", engines=FakeEngines())
+    await found.setting("telephony.tool_timeout_secs", 3)
+    policy = await call_tool_policy(services.settings)
+    assert policy.timeout_seconds == 3
+    unmarked = ToolSpec("send_invoice", "Sends an invoice.", side_effecting=True)
+    assert "offer to take a message" in policy.check(unmarked)
+    assert policy.timeout_text(unmarked) == policy.check(unmarked)

@@ -113,6 +113,22 @@ def test_a_whole_stream_gives_one_event_per_message():
     assert connection.state is StreamState.STOPPED
 
 
+@pytest.mark.parametrize("trailing", [" x", "{}", json.dumps(media()), "\x00"])
+def test_a_message_with_trailing_bytes_is_refused(trailing):
+    # A text message holds exactly one JSON message; anything after it is not ignored.
+    refused(streaming(), json.dumps(media()) + trailing)
+
+
+def test_a_message_cut_into_pieces_is_refused_piece_by_piece():
+    # The WebSocket delivers whole messages: a piece of one is never buffered for the
+    # rest, it is a malformed message of its own.
+    text = json.dumps(media())
+    connection = streaming()
+    refused(connection, text[: len(text) // 2])
+    with pytest.raises(RemoteProtocolError):  # the failure sticks
+        connection.receive_text(text[len(text) // 2:])
+
+
 def test_connected_may_be_omitted_by_a_compatible_carrier():
     connection = CarrierConnection()
     connection.receive_text(json.dumps(start()))
