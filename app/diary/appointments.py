@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 import asyncpg
@@ -57,6 +58,7 @@ __all__ = ["Appointments", "Booking", "SlotRefused", "appointment_view", "parse_
 MAX_NAME, MAX_SUBJECT, MAX_CONTACT = 200, 500, 200
 _REFERENCE_TRIES = 8  # ~47 million references: a clash is rare, eight in a row never
 _DEADLOCK_TRIES = 3
+_Result = TypeVar("_Result")
 
 _COLUMNS = """
 id, account_id, reference, starts_at, ends_at, caller_name, subject, contact, caller_number,
@@ -155,6 +157,18 @@ def appointment_view(row: dict[str, Any], timezone: str) -> dict[str, Any]:
     }
 
 
+async def _retried(attempt: Callable[[], Awaitable[_Result]]) -> _Result:
+    """Run one booking transaction, again after a deadlock. Two writers into one slot
+    can each wait for the other's index entry; PostgreSQL then aborts one of them.
+    Trying again finds the slot taken (or free, if the other was rolled back)."""
+    for _ in range(_DEADLOCK_TRIES):
+        try:
+            return await attempt()
+        except asyncpg.DeadlockDetectedError:
+            continue
+    raise SlotRefused(SlotVerdict.TAKEN)
+
+
 class Appointments:
     """The use cases of appointments, shared by the API and the call tools."""
 
@@ -222,17 +236,7 @@ class Appointments:
                    booking: Booking) -> tuple[dict[str, Any], StoredDiary]:
         """Book ``starts_at``: the stored row and the diary it was checked against.
         Raises ``SlotRefused``."""
-        attempts = 0
-        while True:
-            try:
-                return await self._book_once(account_id, starts_at, booking)
-            except asyncpg.DeadlockDetectedError:
-                # Two inserts into one slot can each wait for the other; PostgreSQL
-                # aborts one. Trying again finds the slot taken (or free, if the
-                # other was rolled back).
-                attempts += 1
-                if attempts == _DEADLOCK_TRIES:
-                    raise SlotRefused(SlotVerdict.TAKEN) from None
+        return await _retried(lambda: self._book_once(account_id, starts_at, booking))
 
     async def _book_once(self, account_id: UUID, starts_at: dt.datetime,
                          booking: Booking) -> tuple[dict[str, Any], StoredDiary]:
@@ -291,6 +295,10 @@ class Appointments:
                    starts_at: dt.datetime) -> tuple[dict[str, Any], StoredDiary]:
         """Move a live appointment to ``starts_at``. Raises ``SlotRefused``, or
         ``NotFound`` when it is not live."""
+        return await _retried(lambda: self._move_once(account_id, appointment_id, starts_at))
+
+    async def _move_once(self, account_id: UUID, appointment_id: UUID,
+                         starts_at: dt.datetime) -> tuple[dict[str, Any], StoredDiary]:
         now = self.clock.now()
         async with db.connection() as connection, connection.transaction():
             row = await self._lock(connection, account_id, appointment_id)

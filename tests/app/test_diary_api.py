@@ -329,3 +329,34 @@ async def test_an_administrator_addresses_another_accounts_diary(api, owner, adm
     nobody = await api.get("/api/diary", headers=admin,
                            params={"account_id": str(uuid.uuid4())})
     assert nobody.status_code == 404
+
+
+async def test_six_simultaneous_moves_into_one_slot_leave_exactly_one(api, owner, services):
+    from app.diary.appointments import SlotRefused
+    from core.diary import SlotVerdict
+
+    await put_diary(api, owner)
+    ids = []
+    for hour in range(9, 12):
+        for minute in (0, 30):
+            booked = await book(api, owner, f"2027-03-04T{hour:02d}:{minute:02d}:00Z",
+                                name=f"Caller {hour} {minute}")
+            ids.append(uuid.UUID(booked.json()["id"]))
+    account = uuid.UUID(await account_id(api, owner))
+    target = dt.datetime(2027, 3, 5, 10, 0, tzinfo=dt.UTC)
+    outcomes: list[str] = []
+
+    async def move(appointment: uuid.UUID) -> None:
+        try:
+            await services.diary.appointments.move(account, appointment, target)
+            outcomes.append("moved")
+        except SlotRefused as refused:
+            assert refused.verdict is SlotVerdict.TAKEN
+            outcomes.append("taken")
+
+    async with anyio.create_task_group() as tasks:
+        for appointment in ids:
+            tasks.start_soon(move, appointment)
+    assert sorted(outcomes) == ["moved"] + ["taken"] * (len(ids) - 1)
+    at_target = await Appointment.select().where(Appointment.starts_at == target)
+    assert len(at_target) == 1 and at_target[0]["state"] == "moved"
