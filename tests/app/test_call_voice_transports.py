@@ -7,6 +7,7 @@ ticket", "Opening of every call", "Call outcome", "Limits"; DESIGN.md "Carrier",
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import socket
 import struct
@@ -109,34 +110,80 @@ async def pbx_answer(api) -> str:
     return response.text
 
 
+async def set_listen_address(found) -> str:
+    address = f"127.0.0.1:{free_port()}"
+    response = await found.api.put("/api/admin/telephony", headers=found.admin,
+                                   json={"pbx_listen": address})
+    assert response.status_code == 200, response.text
+    return address
+
+
+@contextlib.asynccontextmanager
+async def listening(found):
+    """The listener as the application starts it, on a free loopback port; yields the
+    host and port, and stops it afterwards."""
+    address = await set_listen_address(found)
+    services = found.services
+    listener = AudioListener(services.settings, services.telephony.listener,
+                             services.call_voice)
+    await listener.start()
+    try:
+        host, port = address.split(":")
+        yield host, int(port)
+    finally:
+        await listener.stop()
+
+
+async def dial_in(host: str, port: int, identifier: str | None = None):
+    """An AudioSocket connection presenting ``identifier`` (an unknown one when None)."""
+    stream = await anyio.connect_tcp(host, port)
+    call_id = uuid.UUID(identifier) if identifier else uuid.uuid4()
+    await stream.send(HEADER.pack(0x01, 16) + call_id.bytes)
+    return stream
+
+
+def frames_for(text: str) -> int:
+    """Frames the fake synthesiser's audio for ``text`` fills at 8 kHz."""
+    return -(-len(text) * SPEECH_MS_PER_CHAR // 20)
+
+
+async def one_question(host: str, port: int, identifier: str, engines: FakeEngines, *,
+                       hang_up: bool) -> Asterisk:
+    """A pbx call: the opening played whole, one question, its answer played; then the
+    caller hangs up (``hang_up``) or waits a few seconds for our side to end."""
+    with anyio.fail_after(30):
+        async with await dial_in(host, port, identifier) as stream:
+            asterisk = Asterisk(stream)
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(asterisk.read)
+                tasks.start_soon(asterisk.caller.run)
+                while len(asterisk.frames()) < frames_for("Hello caller."):
+                    await anyio.sleep(0.05)
+                await anyio.sleep(0.3)
+                await asterisk.caller.say(0.4)  # the question
+                while len(engines.synthesiser.spoken) < 2 and not asterisk.closed.is_set():
+                    await anyio.sleep(0.05)
+                if hang_up:
+                    await anyio.sleep(0.5)
+                    asterisk.caller.silent = True
+                    await stream.send(HEADER.pack(0x00, 0))
+                with anyio.move_on_after(4):
+                    await asterisk.closed.wait()
+                asterisk.caller.silent = True
+                tasks.cancel_scope.cancel()
+    return asterisk
+
+
 async def test_pbx_call_over_the_listener_bound_at_start(api, services):
     engines = FakeEngines()
     found = await voice_deployment(api, services, provider="pbx", engines=engines)
     address = await set_listen_address(found)
     async with running_app(services):  # a process started now binds the address
         assert services.telephony.listener.listening_on(address)
-        identifier = await pbx_answer(api)
         host, port = address.split(":")
-        with anyio.fail_after(30):
-            async with await anyio.connect_tcp(host, int(port)) as stream:
-                asterisk = Asterisk(stream)
-                await stream.send(HEADER.pack(0x01, 16) + uuid.UUID(identifier).bytes)
-                async with anyio.create_task_group() as tasks:
-                    tasks.start_soon(asterisk.read)
-                    tasks.start_soon(asterisk.caller.run)
-                    opening = -(-len("Hello caller.") * SPEECH_MS_PER_CHAR // 20)
-                    while len(asterisk.frames()) < opening:  # the opening, played whole
-                        await anyio.sleep(0.05)
-                    await anyio.sleep(0.3)
-                    await asterisk.caller.say(0.4)  # a question
-                    while len(engines.synthesiser.spoken) < 2:
-                        await anyio.sleep(0.05)
-                    await anyio.sleep(0.5)
-                    asterisk.caller.silent = True
-                    await stream.send(HEADER.pack(0x00, 0))  # the caller hangs up
-                    await asterisk.closed.wait()
-                    tasks.cancel_scope.cancel()
-        assert services.telephony.listener.listening_on(address)
+        asterisk = await one_question(host, int(port), await pbx_answer(api), engines,
+                                      hang_up=True)
+        assert asterisk.closed.is_set()
     assert not services.telephony.listener.listening
     # We sent only 320-byte audio frames: none empty, no error frame, no hangup (the
     # caller hung up first).
@@ -153,82 +200,50 @@ async def test_pbx_call_over_the_listener_bound_at_start(api, services):
     assert messages[0]["content"] == "hello"
 
 
-async def set_listen_address(found) -> str:
-    address = f"127.0.0.1:{free_port()}"
-    response = await found.api.put("/api/admin/telephony", headers=found.admin,
-                                   json={"pbx_listen": address})
-    assert response.status_code == 200, response.text
-    return address
-
-
-async def listen(found):
-    """The listener as the application starts it, on a free loopback port."""
-    address = await set_listen_address(found)
-    services = found.services
-    listener = AudioListener(services.settings, services.telephony.listener,
-                             services.call_voice)
-    await listener.start()
-    return listener, address
+async def closed_without_a_word(stream) -> None:
+    with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
+        await stream.receive()
 
 
 async def test_pbx_connection_without_a_valid_identifier_is_closed_without_a_word(api, services):
     found = await voice_deployment(api, services, provider="pbx", engines=FakeEngines())
-    listener, address = await listen(found)
-    host, port = address.split(":")
-    try:
-        for first in (HEADER.pack(0x01, 16) + uuid.uuid4().bytes,  # unknown identifier
-                      HEADER.pack(0x10, 320) + bytes(320)):  # audio before the identifier
-            with anyio.fail_after(10):
-                async with await anyio.connect_tcp(host, int(port)) as stream:
-                    await stream.send(first)
-                    with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
-                        await stream.receive()
-        # A used identifier is refused too.
-        identifier = await pbx_answer(api)
-        assert await services.call_voice.redeem(identifier) is not None
-        async with await anyio.connect_tcp(host, int(port)) as stream:
-            await stream.send(HEADER.pack(0x01, 16) + uuid.UUID(identifier).bytes)
-            with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
-                await stream.receive()
-    finally:
-        await listener.stop()
+    async with listening(found) as (host, port):
+        with anyio.fail_after(10):
+            async with await dial_in(host, port) as stream:  # an unknown identifier
+                await closed_without_a_word(stream)
+            async with await anyio.connect_tcp(host, port) as stream:
+                await stream.send(HEADER.pack(0x10, 320) + bytes(320))  # audio first
+                await closed_without_a_word(stream)
+            identifier = await pbx_answer(api)  # a used identifier
+            assert await services.call_voice.redeem(identifier) is not None
+            async with await dial_in(host, port, identifier) as stream:
+                await closed_without_a_word(stream)
 
 
 async def test_pbx_connection_silent_for_five_seconds_before_its_identifier_is_closed(
         api, services):
     found = await voice_deployment(api, services, provider="pbx", engines=FakeEngines())
-    listener, address = await listen(found)
-    host, port = address.split(":")
-    try:
+    async with listening(found) as (host, port):
         with anyio.fail_after(10):
-            async with await anyio.connect_tcp(host, int(port)) as stream:
-                with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
-                    await stream.receive()
-    finally:
-        await listener.stop()
+            async with await anyio.connect_tcp(host, port) as stream:
+                await closed_without_a_word(stream)
 
 
 async def test_pbx_opening_that_cannot_be_said_ends_with_our_hangup_notice_failed(
         api, services):
     found = await voice_deployment(
         api, services, provider="pbx", engines=FakeEngines(synthesiser=FakeSynthesiser(down=True)))
-    listener, address = await listen(found)
-    host, port = address.split(":")
-    try:
+    async with listening(found) as (host, port):
         identifier = await pbx_answer(api)
         with anyio.fail_after(10):
-            async with await anyio.connect_tcp(host, int(port)) as stream:
+            async with await dial_in(host, port, identifier) as stream:
                 asterisk = Asterisk(stream)
-                await stream.send(HEADER.pack(0x01, 16) + uuid.UUID(identifier).bytes)
                 await asterisk.read()
-        assert asterisk.frames() == [(0x00, b"")]  # our hangup, then the socket closed
-        call = await TelephonyCall.select().first()
-        assert call["outcome"] == "notice_failed"
-        after = await api.get("/api/telephony/pbx/continue", headers=KEY,
-                              params={"call": identifier})
-        assert after.text == ""
-    finally:
-        await listener.stop()
+    assert asterisk.frames() == [(0x00, b"")]  # our hangup, then the socket closed
+    call = await TelephonyCall.select().first()
+    assert call["outcome"] == "notice_failed"
+    after = await api.get("/api/telephony/pbx/continue", headers=KEY, params={"call": identifier})
+    assert after.text == ""
 
 
 # -- the carrier's media WebSocket
@@ -316,8 +331,7 @@ async def test_carrier_call_speech_over_the_answer_sends_clear(api, services):
                 while count("mark") < 1:  # the opening was played whole
                     await anyio.sleep(0.05)
                 await caller.say(0.3)  # a question; its answer is long
-                opening = -(-len(found.line["notice"]) * SPEECH_MS_PER_CHAR // 20)
-                while count("media") < opening + 10:  # the answer is playing
+                while count("media") < frames_for(found.line["notice"]) + 10:  # answering
                     await anyio.sleep(0.05)
                 await caller.say(0.4)  # the caller talks over the answer
                 while count("clear") < 1:
@@ -340,36 +354,15 @@ async def test_carrier_call_speech_over_the_answer_sends_clear(api, services):
 
 
 async def pbx_call_asking_for_a_person(api, found, engines: FakeEngines) -> tuple[str, Asterisk]:
-    """A pbx call whose one turn asks for a person; returns the identifier and what the
-    telephone system saw, once our side ended or the answer was played."""
+    """A pbx call whose one question asks for a person, to an agent with the put-through
+    tool; returns the identifier and what the telephone system saw."""
     engines.recogniser.transcripts = ["Can I speak to a person please"]
     response = await api.patch(f"/api/agents/{found.agent_id}", headers=found.owner,
                                json={"tools": ["put_through"]})
     assert response.status_code == 200, response.text
-    listener, address = await listen(found)
-    host, port = address.split(":")
-    try:
+    async with listening(found) as (host, port):
         identifier = await pbx_answer(api)
-        with anyio.fail_after(30):
-            async with await anyio.connect_tcp(host, int(port)) as stream:
-                asterisk = Asterisk(stream)
-                await stream.send(HEADER.pack(0x01, 16) + uuid.UUID(identifier).bytes)
-                async with anyio.create_task_group() as tasks:
-                    tasks.start_soon(asterisk.read)
-                    tasks.start_soon(asterisk.caller.run)
-                    opening = -(-len("Hello caller.") * SPEECH_MS_PER_CHAR // 20)
-                    while len(asterisk.frames()) < opening:
-                        await anyio.sleep(0.05)
-                    await anyio.sleep(0.3)
-                    await asterisk.caller.say(0.4)
-                    while len(engines.synthesiser.spoken) < 2 and not asterisk.closed.is_set():
-                        await anyio.sleep(0.05)
-                    with anyio.move_on_after(4):  # our side ends after the answer, if it does
-                        await asterisk.closed.wait()
-                    asterisk.caller.silent = True
-                    tasks.cancel_scope.cancel()
-    finally:
-        await listener.stop()
+        asterisk = await one_question(host, port, identifier, engines, hang_up=False)
     return identifier, asterisk
 
 
