@@ -101,6 +101,16 @@ async def test_a_bad_diary_is_refused_naming_the_field_and_changes_nothing(api, 
     assert (await api.get("/api/diary", headers=owner)).json() == before
 
 
+async def test_a_diary_body_that_is_not_an_object_is_refused(api, owner):
+    before = await put_diary(api, owner)
+    listed = await api.put("/api/diary", headers=owner, json=[LONDON_DIARY])
+    assert listed.status_code == 422
+    text = await api.put("/api/diary", headers={**owner, "Content-Type": "text/plain"},
+                         content=b"timezone=UTC")
+    assert text.status_code == 415
+    assert (await api.get("/api/diary", headers=owner)).json() == before
+
+
 async def test_two_periods_on_a_day_make_a_break_and_a_day_with_none_is_closed(api, owner):
     await put_diary(api, owner, slot_minutes=60)
     slots = (await api.get("/api/diary/slots", headers=owner, params={"limit": 200})).json()
@@ -283,7 +293,8 @@ async def test_another_ordinary_account_gets_404_everywhere(api, owner, stranger
     mine = await account_id(api, owner)
     for method, path in [("GET", "/api/diary"), ("PUT", "/api/diary"),
                          ("GET", "/api/diary/slots"), ("GET", "/api/diary/appointments"),
-                         ("POST", "/api/diary/appointments"), ("POST", "/api/diary/closures")]:
+                         ("POST", "/api/diary/appointments"), ("POST", "/api/diary/closures"),
+                         ("DELETE", "/api/diary/closures")]:
         response = await api.request(method, path, headers=stranger,
                                      params={"account_id": mine}, json=LONDON_DIARY)
         assert response.status_code == 404, (method, path)
