@@ -64,8 +64,8 @@ def precheck(url: str, allow_hosts: Collection[str]) -> None:
 class GatedResolver(AbstractResolver):
     """Resolves once and lets aiohttp connect only to addresses the gate allowed."""
 
-    def __init__(self) -> None:
-        self._inner = aiohttp.ThreadedResolver()
+    def __init__(self, inner: AbstractResolver | None = None) -> None:
+        self._inner = inner or aiohttp.ThreadedResolver()
 
     async def resolve(self, host: str, port: int = 0,
                       family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
@@ -80,10 +80,12 @@ class GatedResolver(AbstractResolver):
         await self._inner.close()
 
 
-def gated_session(*, timeout_seconds: float, **options: Any) -> aiohttp.ClientSession:
+def gated_session(*, timeout_seconds: float, resolver: AbstractResolver | None = None,
+                  **options: Any) -> aiohttp.ClientSession:
     """A client session behind the gate (make it inside the running event loop).
-    Call ``precheck`` before each request and make the request inside ``allowing``."""
-    connector = aiohttp.TCPConnector(resolver=GatedResolver(), use_dns_cache=False,
+    Call ``precheck`` before each request and make the request inside ``allowing``.
+    ``resolver`` replaces the system's name lookup (the gate still judges its answer)."""
+    connector = aiohttp.TCPConnector(resolver=GatedResolver(resolver), use_dns_cache=False,
                                      force_close=True)
     return aiohttp.ClientSession(connector=connector, trust_env=False,
                                  timeout=aiohttp.ClientTimeout(total=timeout_seconds),

@@ -29,6 +29,7 @@ from app.routes import (
     enquiries,
     health,
     libraries,
+    notify_targets,
     projects,
     providers,
     telephony_admin,
@@ -64,6 +65,7 @@ ROUTE_MODULES = (
     conflict_names,
     enquiries,
     telephony_media,
+    notify_targets,
 )
 
 
@@ -129,13 +131,29 @@ def configure_audio_listener(app: Application, services: Services) -> None:
     app.on_stop += stop
 
 
+def configure_outbox_worker(app: Application, services: Services) -> None:
+    """The outbox worker starts once the pool is open and stops before anything closes
+    (so register it before the other stop handlers)."""
+
+    async def start(_: Application) -> None:
+        services.outbox_worker.start()
+
+    async def stop(_: Application) -> None:
+        await services.outbox_worker.stop()
+
+    app.after_start += start
+    app.on_stop += stop
+
+
 def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True,
                scheduled_jobs: bool = True) -> Application:
     """The application. ``own_pool=False`` leaves the pool to the caller (tests that
     share one pool between direct service calls and HTTP); ``scheduled_jobs=False``
-    leaves out the daily sweep (tests run it by hand)."""
+    leaves out the daily sweep and the outbox worker (tests run them by hand)."""
     router = Router()
     app = Application(router=router)
+    if scheduled_jobs:
+        configure_outbox_worker(app, services)
     configure_services(app, services)
     configure_errors(app)
     app.middlewares.append(RequestContext(app))

@@ -43,6 +43,7 @@ __all__ = [
     "RETRY_BASE_SECONDS",
     "RETRY_CAP_SECONDS",
     "SIGNATURE_HEADER",
+    "TARGET_EVENTS",
     "EventKind",
     "OutgoingRequest",
     "TargetKind",
@@ -82,6 +83,13 @@ class EventKind(enum.Enum):
     APPOINTMENT_MOVED = "appointment_moved"
     #: An appointment was cancelled.
     APPOINTMENT_CANCELLED = "appointment_cancelled"
+    #: A target's live test (``POST /api/notify-targets/{id}/test``); never an event
+    #: of the outbox, never in a target's events filter.
+    TEST = "test"
+
+
+#: The events a target can ask for (spec: telephony.md "Notification target").
+TARGET_EVENTS = tuple(kind for kind in EventKind if kind is not EventKind.TEST)
 
 
 class TargetKind(enum.Enum):
@@ -134,6 +142,8 @@ def notification_text(
 def _headline(event: EventKind, when: str) -> str:
     if event is EventKind.MESSAGE_TAKEN:
         return "Message taken"
+    if event is EventKind.TEST:
+        return "Test notification"
     if not when:
         raise LocalProtocolError(f"{event.value} needs the appointment time")
     if event is EventKind.APPOINTMENT_BOOKED:

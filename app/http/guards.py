@@ -14,6 +14,7 @@ from uuid import UUID
 from blacksheep import Request
 
 from app.http.errors import Forbidden, NotFound, Unauthorized
+from app.services.access import owner_or_admin
 from app.services.accounts import Identity
 from app.services.bundle import Services
 from app.services.sessions import COOKIE_NAME
@@ -59,14 +60,6 @@ async def break_glass(request: Request, svc: Services) -> Identity:
     if not identity.is_superadmin:
         raise Forbidden("This needs the super-administrator.", code="superadmin_required")
     return identity
-
-
-def owner_or_admin(identity: Identity, owner_id: UUID | str | None) -> None:
-    """Anyone but the owner or an administrator gets the same 404 as for nothing at all."""
-    if identity.is_admin:
-        return
-    if owner_id is None or str(owner_id) != str(identity.account_id):
-        raise NotFound()
 
 
 def query_value(request: Request, name: str) -> str | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from core.notifications import MAX_TEXT_LENGTH, EventKind
+from core.notifications import MAX_TEXT_LENGTH, TARGET_EVENTS, EventKind
 
 __all__ = ["enqueue"]
 
@@ -37,6 +37,8 @@ async def enqueue(connection: Any, *, account_id: UUID, event: str, text: str,
     connection or Piccolo transaction the event itself is written in). ``text`` is
     already the ≤300-character line (``core.notifications.notification_text``)."""
     kind = EventKind(event)  # an unknown event is a programming error: ValueError
+    if kind not in TARGET_EVENTS:
+        raise ValueError(f"{event!r} is not an event of the outbox")
     if not text or len(text) > MAX_TEXT_LENGTH:
         raise ValueError(f"a notification line has 1 to {MAX_TEXT_LENGTH} characters")
     await _asyncpg(connection).execute(_ENQUEUE, account_id, kind.value, text, subject_id)

@@ -54,3 +54,13 @@ def require(reach: Reach, row: dict[str, Any] | None, what: str = "resource") ->
     if row is None or not reach.covers(row.get("owner_id"), row.get("project_id")):
         raise NotFound(f"No such {what}.")
     return row
+
+
+def owner_or_admin(identity: Identity, owner_id: UUID | str | None) -> None:
+    """Anyone but the owner or an administrator gets the same 404 as for nothing at all
+    (spec: telephony.md "owner or administrator" rows; routes reach it through
+    ``app.http.guards``)."""
+    if identity.is_admin:
+        return
+    if owner_id is None or str(owner_id) != str(identity.account_id):
+        raise NotFound()

@@ -9,11 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from adapters.http_tools import HttpToolClient
+from adapters.notify_sender import NotificationSender
 from adapters.providers import ProviderClient
 from adapters.speech.http import SpeechHttp
 from app.config import BootConfig
 from app.crypto import SecretBox
 from app.diary.service import DiaryServices
+from app.notify.targets import NotifyTargets
+from app.notify.worker import OutboxWorker
 from app.services.accounts import Accounts
 from app.services.agents import Agents
 from app.services.api_keys import ApiKeys
@@ -65,6 +68,10 @@ class Services:
     diary: DiaryServices
     #: the voice side of answered calls, over both transports
     call_voice: CallVoice
+    #: outward notifications: the sender (its own pool), the targets, the outbox worker
+    notify_sender: NotificationSender
+    notify_targets: NotifyTargets
+    outbox_worker: OutboxWorker
     #: the pooled connections of calls to remote speech engines (app.voice.engines)
     speech_http: SpeechHttp = field(default_factory=SpeechHttp)
 
@@ -89,6 +96,7 @@ class Services:
         call_voice = CallVoice(settings, telephony.calls, telephony.tickets, pipeline, chats,
                                telephony.surface_open, boot["storage.recordings_dir"],
                                configured_engines(settings, box, speech_http))
+        notify_sender = NotificationSender()
         return cls(
             boot=boot,
             box=box,
@@ -114,6 +122,9 @@ class Services:
             diary=diary,
             call_voice=call_voice,
             speech_http=speech_http,
+            notify_sender=notify_sender,
+            notify_targets=NotifyTargets(settings, box, audit, notify_sender),
+            outbox_worker=OutboxWorker(settings, box, notify_sender),
         )
 
     async def aclose(self) -> None:
@@ -122,6 +133,7 @@ class Services:
         await self.client.aclose()
         await self.http_tool_client.aclose()
         await self.speech_http.aclose()
+        await self.notify_sender.aclose()
 
     @property
     def max_body_bytes(self) -> int:

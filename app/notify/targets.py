@@ -1,0 +1,238 @@
+"""Notification targets: where an account's notifications go (``/api/notify-targets``).
+
+spec: telephony.md "Notification target" — kind ``chat_a``, ``chat_b`` or ``webhook``;
+an events filter; the url "stored encrypted, never returned; a saved target shows
+only its host"; enabled by default. Owner or administrator; anyone else gets 404.
+
+A webhook target gets a signing secret made here and shown once, in the answer that
+made it (or rotated it): the receiver checks ``X-Svc-Signature`` with it. Chat
+services sign nothing, so their targets have none.
+
+The live test (``test``) posts a fixed line through the same sender and gate as the
+worker and records the attempt; like every other post it waits for an administrator
+to switch outward notifications on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import time
+from typing import Any
+from uuid import UUID
+
+from adapters.egress_http import EgressRefused, precheck
+from adapters.notify_sender import NotificationSender
+from app.notify.attempts import UNREADABLE, finish_attempt, start_attempt
+from app.crypto import EncryptionKeyMissing, SecretBox
+from app.http.errors import Conflict, NotFound, Unprocessable
+from app.services.accounts import Identity
+from app.services.access import owner_or_admin, parse_id
+from app.services.audit import AuditLog
+from app.services.settings import Settings
+from app.tables import Account, NotifyAttempt, NotifyTarget
+from core.egress import display_host
+from core.notifications import (
+    TARGET_EVENTS,
+    EventKind,
+    OutgoingRequest,
+    TargetKind,
+    build_request,
+)
+
+__all__ = ["NotifyTargets", "URL_PURPOSE", "SECRET_PURPOSE", "open_target", "public_view"]
+
+URL_PURPOSE = "notify_target.url"
+SECRET_PURPOSE = "notify_target.secret"
+_MAX_URL = 2000
+_MAX_LABEL = 200
+EVENTS = tuple(kind.value for kind in TARGET_EVENTS)
+TEST_TEXT = "Test notification from svc: this target receives notifications."
+
+
+def public_view(row: dict[str, Any], last_attempt: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A target as the API shows it: the host of its url, never the url or the secret."""
+    return {
+        "id": str(row["id"]), "account_id": str(row["account_id"]), "kind": row["kind"],
+        "label": row["label"], "host": row["host"], "events": list(row["events"]),
+        "enabled": row["enabled"], "signed": row["secret_enc"] is not None,
+        "last_attempt": last_attempt,
+        "created_at": row["created_at"].isoformat(), "updated_at": row["updated_at"].isoformat(),
+    }
+
+
+def _attempt_view(row: dict[str, Any]) -> dict[str, Any]:
+    return {"result": row["result"], "status_code": row["status_code"], "detail": row["detail"],
+            "at": row["started_at"].isoformat()}
+
+
+def open_target(box: SecretBox, row: dict[str, Any]) -> tuple[str | None, bytes | None]:
+    """The url and signing secret in clear; the url is None when it cannot be opened
+    (the key changed), which fails the post closed."""
+    secret = box.open(row["secret_enc"], SECRET_PURPOSE)
+    return box.open(row["url_enc"], URL_PURPOSE), secret.encode() if secret else None
+
+
+def _check_url(url: str, allow_hosts: tuple[str, ...]) -> str:
+    """The host to show, or 422: an http(s) address whose name or literal address the
+    egress gate does not refuse already (names are judged again at every post)."""
+    host = display_host(url) if isinstance(url, str) else None
+    if not host or len(url) > _MAX_URL or not url.lower().startswith(("http://", "https://")):
+        raise Unprocessable("url must be an http(s) address with a host.", field="url")
+    try:
+        precheck(url, allow_hosts)
+    except EgressRefused as refused:
+        raise Unprocessable(f"url is not allowed: {refused.decision.detail}.",
+                            code="egress_refused", field="url") from None
+    return host
+
+
+def _check_events(events: list[str]) -> list[str]:
+    unknown = [event for event in events if event not in EVENTS]
+    if unknown or not events:
+        raise Unprocessable(f"events must be a non-empty list of {', '.join(EVENTS)}.",
+                            field="events")
+    return list(dict.fromkeys(events))
+
+
+def _check_label(label: str | None) -> str | None:
+    if label is not None and len(label) > _MAX_LABEL:
+        raise Unprocessable(f"label is at most {_MAX_LABEL} characters.", field="label")
+    return label or None
+
+
+class NotifyTargets:
+    def __init__(self, settings: Settings, box: SecretBox, audit: AuditLog,
+                 sender: NotificationSender) -> None:
+        self.settings = settings
+        self.box = box
+        self.audit = audit
+        self.sender = sender
+
+    def _seal(self, value: str, purpose: str, field: str) -> str:
+        try:
+            return self.box.seal(value, purpose)
+        except EncryptionKeyMissing:
+            raise Conflict("Set message_encryption_key before storing a notification target.",
+                           code="encryption_key_missing", field=field) from None
+
+    async def _row(self, identity: Identity, target_id: str | UUID) -> dict[str, Any]:
+        row = await NotifyTarget.select().where(
+            NotifyTarget.id == parse_id(target_id, "notification target")).first()
+        if row is None:
+            raise NotFound("No such notification target.")
+        owner_or_admin(identity, row["account_id"])
+        return row
+
+    async def _last_attempts(self, target_ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
+        if not target_ids:
+            return {}
+        rows = await NotifyAttempt.raw(
+            "SELECT DISTINCT ON (target_id) target_id, result, status_code, detail, started_at "
+            "FROM notify_attempt WHERE target_id = ANY({}) "
+            "ORDER BY target_id, started_at DESC, id DESC", target_ids)
+        return {row["target_id"]: _attempt_view(row) for row in rows}
+
+    async def _view(self, row: dict[str, Any]) -> dict[str, Any]:
+        return public_view(row, (await self._last_attempts([row["id"]])).get(row["id"]))
+
+    async def _account_for(self, identity: Identity, account_id: str | None) -> UUID:
+        """Whose targets: the caller's own, or the named account's for an administrator."""
+        if account_id is None or str(account_id) == str(identity.account_id):
+            return identity.account_id
+        owner_or_admin(identity, account_id)
+        found = parse_id(account_id, "account")
+        if not await Account.exists().where(Account.id == found):
+            raise NotFound("No such account.")
+        return found
+
+    async def list(self, identity: Identity, account_id: str | None = None) -> list[dict[str, Any]]:
+        owner = await self._account_for(identity, account_id)
+        rows = await NotifyTarget.select().where(NotifyTarget.account_id == owner).order_by(
+            NotifyTarget.created_at)
+        last = await self._last_attempts([row["id"] for row in rows])
+        return [public_view(row, last.get(row["id"])) for row in rows]
+
+    async def get(self, identity: Identity, target_id: str) -> dict[str, Any]:
+        return await self._view(await self._row(identity, target_id))
+
+    async def create(self, identity: Identity, *, kind: str, url: str,
+                     events: list[str] | None = None, label: str | None = None,
+                     enabled: bool = True, account_id: str | None = None
+                     ) -> tuple[dict[str, Any], str | None]:
+        """The new target and, for a webhook, its signing secret (shown this once)."""
+        owner = await self._account_for(identity, account_id)
+        if kind not in {member.value for member in TargetKind}:
+            raise Unprocessable("kind must be chat_a, chat_b or webhook.", field="kind")
+        host = _check_url(url, await self.settings.egress_allow_hosts())
+        values = {"events": _check_events(list(EVENTS) if events is None else events),
+                  "label": _check_label(label)}
+        signing = secrets.token_hex(32) if kind == TargetKind.WEBHOOK.value else None
+        row = NotifyTarget(
+            account_id=owner, kind=kind, host=host, enabled=enabled, **values,
+            url_enc=self._seal(url, URL_PURPOSE, "url"),
+            secret_enc=self._seal(signing, SECRET_PURPOSE, "url") if signing else None)
+        await row.save()
+        await self.audit.record("notify.target.created", actor=identity.account_id,
+                                subject=str(row.id), data={"kind": kind, "host": host})
+        return await self.get(identity, row.id), signing
+
+    async def update(self, identity: Identity, target_id: str, changes: dict[str, Any]
+                     ) -> tuple[dict[str, Any], str | None]:
+        """Change the given fields; ``rotate_secret`` makes a new signing secret, which
+        is returned this once."""
+        row = await self._row(identity, target_id)
+        values: dict[Any, Any] = {NotifyTarget.updated_at: dt.datetime.now(dt.UTC)}
+        if "url" in changes:
+            url = changes["url"]
+            values[NotifyTarget.host] = _check_url(url, await self.settings.egress_allow_hosts())
+            values[NotifyTarget.url_enc] = self._seal(url, URL_PURPOSE, "url")
+        if "events" in changes:
+            values[NotifyTarget.events] = _check_events(changes["events"])
+        if "label" in changes:
+            values[NotifyTarget.label] = _check_label(changes["label"])
+        if "enabled" in changes:
+            values[NotifyTarget.enabled] = changes["enabled"]
+        signing = None
+        if changes.get("rotate_secret"):
+            if row["kind"] != TargetKind.WEBHOOK.value:
+                raise Unprocessable("Only a webhook target has a signing secret.",
+                                    field="rotate_secret")
+            signing = secrets.token_hex(32)
+            values[NotifyTarget.secret_enc] = self._seal(signing, SECRET_PURPOSE, "rotate_secret")
+        await NotifyTarget.update(values).where(NotifyTarget.id == row["id"])
+        await self.audit.record("notify.target.changed", actor=identity.account_id,
+                                subject=str(row["id"]), data={"fields": sorted(changes)})
+        return await self.get(identity, row["id"]), signing
+
+    async def delete(self, identity: Identity, target_id: str) -> None:
+        row = await self._row(identity, target_id)
+        await NotifyTarget.delete().where(NotifyTarget.id == row["id"])
+        await self.audit.record("notify.target.deleted", actor=identity.account_id,
+                                subject=str(row["id"]), data={"host": row["host"]})
+
+    async def test(self, identity: Identity, target_id: str) -> dict[str, Any]:
+        """Post a fixed test line now and record the attempt; 409 while outward
+        notifications are off (spec: "Nothing is sent until an administrator switches
+        outward notifications on")."""
+        row = await self._row(identity, target_id)
+        if not await self.settings.get("notifications.enabled"):
+            raise Conflict("Outward notifications are switched off; an administrator switches "
+                           "them on with notifications.enabled.", code="notifications_off")
+        url, secret = open_target(self.box, row)
+        attempt_id, _ = await start_attempt(row["id"], None)
+        if url is None:
+            result = UNREADABLE
+        else:
+            result = await self.sender.post(url, _test_request(row["kind"], secret),
+                                            await self.settings.egress_allow_hosts())
+        await finish_attempt(attempt_id, result)
+        return {"result": result.result.value, "status_code": result.status,
+                "detail": result.detail}
+
+
+def _test_request(kind: str, secret: bytes | None) -> OutgoingRequest:
+    return build_request(TargetKind(kind), EventKind.TEST, TEST_TEXT, ids={},
+                         idempotency_key=f"test-{secrets.token_hex(16)}",
+                         occurred_at=dt.datetime.now(dt.UTC), timestamp=int(time.time()),
+                         secret=secret)
