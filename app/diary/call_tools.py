@@ -34,6 +34,7 @@ from app.diary.appointments import Appointments, Booking, SlotRefused
 from app.diary.diaries import diary_zone
 from app.diary.enquiries import Enquiries
 from app.diary.screening import ScreeningList
+from app.http.errors import NotFound
 from app.telephony.call_context import CallContext
 from core.diary import (
     MAX_CHANGE_ATTEMPTS,
@@ -243,6 +244,8 @@ class CallTools:
                 call.account_id, row["id"], _local_instant(day, clock, zone))
         except SlotRefused as refused:
             return {"text": _refusal_text(refused.verdict), "changed": False}
+        except NotFound:  # cancelled by someone else since it was found
+            return {"text": ChangeDecision.REFUSED.text, "changed": False}
         when = speak_time(moved["starts_at"], stored.diary.zone, self.appointments.clock.now())
         return {"text": f"Done. Your appointment is now {when}. The reference stays "
                         f"{_spelt(moved['reference'])}.", "changed": True, "when": when}
@@ -252,7 +255,10 @@ class CallTools:
         decision, row = await self._gate(call, arguments)
         if row is None:
             return {"text": decision.text, "cancelled": False}
-        cancelled, stored = await self.appointments.cancel(call.account_id, row["id"])
+        try:
+            cancelled, stored = await self.appointments.cancel(call.account_id, row["id"])
+        except NotFound:  # gone since it was found
+            return {"text": ChangeDecision.REFUSED.text, "cancelled": False}
         when = speak_time(cancelled["starts_at"], stored.diary.zone,
                           self.appointments.clock.now())
         return {"text": f"Your appointment on {when} is cancelled.", "cancelled": True}

@@ -371,3 +371,17 @@ async def test_six_simultaneous_moves_into_one_slot_leave_exactly_one(api, owner
     assert sorted(outcomes) == ["moved"] + ["taken"] * (len(ids) - 1)
     at_target = await Appointment.select().where(Appointment.starts_at == target)
     assert len(at_target) == 1 and at_target[0]["state"] == "moved"
+
+
+async def test_a_cancelled_appointment_cannot_be_moved(api, owner, services):
+    from app.http.errors import NotFound
+
+    await put_diary(api, owner)
+    booked = (await book(api, owner, "2027-03-03T10:00:00Z")).json()
+    await api.delete(f"/api/diary/appointments/{booked['id']}", headers=owner)
+    account = uuid.UUID(await account_id(api, owner))
+    with pytest.raises(NotFound):
+        await services.diary.appointments.move(account, uuid.UUID(booked["id"]),
+                                               dt.datetime(2027, 3, 4, 10, tzinfo=dt.UTC))
+    [row] = await Appointment.select()
+    assert row["state"] == "cancelled" and row["starts_at"].hour == 10 and row["starts_at"].day == 3
