@@ -119,10 +119,16 @@ class CallSetup:
 
 async def run_call(transport: CallTransport, engines: CallEngines, agent: CallAgent,
                    setup: CallSetup, *, recorder: Recorder | None = None,
-                   on_recording_failed: Callable[[], Awaitable[None]] | None = None) -> EndCall:
-    """Run the call until it ends; returns how it ended. The transport is hung up (when
-    our side ends it) but not closed: that is its owner's."""
-    session = _CallSession(transport, engines, agent, setup, recorder, on_recording_failed)
+                   on_recording_failed: Callable[[], Awaitable[None]] | None = None,
+                   on_end: Callable[[EndCall], Awaitable[None]] | None = None) -> EndCall:
+    """Run the call until it ends; returns how it ended.
+
+    ``on_end`` is awaited as soon as the end is decided and before our side hangs up,
+    so what it records (the outcome, an approved transfer) is in place when the
+    telephone system asks what next. The transport is hung up (when our side ends it)
+    but not closed: that is its owner's."""
+    session = _CallSession(transport, engines, agent, setup, recorder, on_recording_failed,
+                           on_end)
     return await session.run()
 
 
@@ -134,8 +140,10 @@ def _closing(iterator: Any) -> contextlib.AbstractAsyncContextManager[Any]:
 class _CallSession:
     def __init__(self, transport: CallTransport, engines: CallEngines, agent: CallAgent,
                  setup: CallSetup, recorder: Recorder | None,
-                 on_recording_failed: Callable[[], Awaitable[None]] | None) -> None:
+                 on_recording_failed: Callable[[], Awaitable[None]] | None,
+                 on_end: Callable[[EndCall], Awaitable[None]] | None) -> None:
         self.transport = transport
+        self.on_end = on_end
         self.engines = engines
         self.agent = agent
         self.setup = setup
@@ -170,21 +178,47 @@ class _CallSession:
         try:
             async with anyio.create_task_group() as tasks:
                 self.tasks = tasks
-                tasks.start_soon(self.player.run)
+                tasks.start_soon(self._play)
                 tasks.start_soon(self._read)
                 tasks.start_soon(self._keep_time)
                 self._carry_out(self.conversation.start(anyio.current_time()))
                 await self.ended.wait()
                 ending = self.conversation.ending
                 assert ending is not None
-                if ending.hang_up:
-                    with anyio.move_on_after(HANG_UP_SECONDS, shield=True):
-                        await self.transport.hang_up()
-                tasks.cancel_scope.cancel()
+                tasks.cancel_scope.cancel()  # nothing more is heard or said
+                with anyio.CancelScope(shield=True):
+                    await self._ended(ending)
         finally:
             with anyio.CancelScope(shield=True):
                 await self._close_recorder()
         return ending
+
+    async def _ended(self, ending: EndCall) -> None:
+        if self.on_end is not None:
+            try:
+                await self.on_end(ending)
+            except Exception:
+                log.exception("the end of the call could not be recorded")
+        if ending.hang_up:
+            with anyio.move_on_after(HANG_UP_SECONDS):
+                try:
+                    await self.transport.hang_up()
+                except TransportBroken:
+                    pass  # gone already: the end is the same
+
+    async def _play(self) -> None:
+        try:
+            await self.player.run()
+        except TransportBroken as exc:
+            log.info("audio connection broke while playing: %s", exc)
+            self._feed(ConnectionLost())
+
+    async def _stop_playback(self) -> None:
+        try:
+            await self.transport.stop_playback()
+        except TransportBroken as exc:
+            log.info("audio connection broke while stopping playback: %s", exc)
+            self._feed(ConnectionLost())
 
     def _feed(self, given: Input) -> None:
         """Give the conversation one input and carry out what it decides."""
@@ -316,7 +350,7 @@ class _CallSession:
         assert self.tasks is not None
         self.muted.add(self.last_answer)
         self.player.stop()
-        self.tasks.start_soon(self.transport.stop_playback)
+        self.tasks.start_soon(self._stop_playback)
 
     def _end(self, action: EndCall) -> None:
         self.player.stop()

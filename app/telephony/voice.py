@@ -14,9 +14,11 @@ runs the call:
    ``CallContext`` and ``CallToolPolicy`` (``telephony.tool_timeout_secs``);
 5. the recording, when the line records (``adapters.recorder``); a failure marks the
    call ``recording_failed`` and the call goes on;
-6. ``adapters.voice.session.run_call``; its end moves the outcome through
-   ``CallLog.apply``. A transfer the screening gate let through sets
-   ``transfer_approved`` first, so the continue question dials the line's number.
+6. ``adapters.voice.session.run_call``; the moment it decides the end, before our side
+   hangs up, the outcome moves through ``CallLog.apply`` — so when the telephone system
+   asks the continue question right after, a transfer the screening gate let through is
+   already ``transfer_approved`` and ``transferred``, and the line's number is dialled.
+   Anything that stops the call before it could speak ends it ``notice_failed``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any
 from uuid import UUID
 
 from adapters.recorder import CallRecorder, RecordingFailed
@@ -46,9 +47,9 @@ from app.telephony.calls import CallLog
 from app.telephony.limits import RedeemedCall, TicketStore
 from app.voice.engines import engines_for_calls
 from core.access import Reach
-from core.call_outcome import CallInput
+from core.call_outcome import CallInput, CallOutcome
 from core.pipeline import CallToolPolicy, Failed, Finished, TextDelta
-from core.voice import PhoneDials, compose_opening
+from core.voice import EndCall, PhoneDials, compose_opening
 
 __all__ = ["CallVoice", "EngineSource", "configured_engines", "phone_dials"]
 
@@ -166,27 +167,40 @@ class CallVoice:
 
     async def answer(self, transport: CallTransport, call: RedeemedCall) -> None:
         """Run the call to its end and record the outcome."""
-        given = CallInput.MEDIA_LOST  # what an unexpected fault of ours leaves
-        try:
-            given = await self._converse(transport, call)
-        finally:
-            with anyio.CancelScope(shield=True):
-                outcome = await self._finish(call.call_id, given)
+        recorded: list[CallInput] = []
+
+        async def record(ending: EndCall) -> None:
+            recorded.append(ending.given)
+            outcome = await self._finish(call.call_id, ending.given)
             log.info("call ended", extra={"call": str(call.call_id), "outcome": outcome.value})
 
-    async def _converse(self, transport: CallTransport, call: RedeemedCall) -> CallInput:
+        try:
+            prepared = await self._prepare(call)
+        except Exception:
+            # Nothing can speak on this call (the line, its binding or the speech
+            # engines went away): spec "Opening of every call" — fail-closed.
+            log.exception("the call could not be prepared")
+            with anyio.CancelScope(shield=True):
+                await record(EndCall(CallInput.NOTICE_UNAVAILABLE, hang_up=True))
+            await transport.hang_up()
+            return
+        engines, call_agent, setup, record_calls = prepared
+        recorder = await self._recorder(call.call_id) if record_calls else None
+        try:
+            await run_call(transport, engines, call_agent, setup, recorder=recorder,
+                           on_recording_failed=lambda: self._recording_failed(call.call_id),
+                           on_end=record)
+        finally:
+            if not recorded:  # a fault of ours ended the session before it decided
+                with anyio.CancelScope(shield=True):
+                    await record(EndCall(CallInput.MEDIA_LOST, hang_up=False))
+
+    async def _prepare(self, call: RedeemedCall) -> tuple[CallEngines, _CallAgent, CallSetup, bool]:
         line = await self._line(call.number_id)
         if line is None or call.agent_id is None or call.owner_id is None:
-            # The line or its binding went between answer and audio: nothing can speak.
-            await transport.hang_up()
-            return CallInput.NOTICE_UNAVAILABLE
+            raise LookupError("the line or its binding went between answer and audio")
         snapshot = await self.settings.snapshot()
-        try:
-            engines = await self.engines()
-        except Exception:
-            log.exception("speech engines unavailable for a call")
-            await transport.hang_up()
-            return CallInput.NOTICE_UNAVAILABLE  # spec: the notice fails closed
+        engines = await self.engines()
         reach = await reach_of_account(call.owner_id, line.owner_is_admin)
         agent = await load_agent(call.agent_id, reach)
         chat_id = await self._open_transcript(call, agent)
@@ -197,10 +211,7 @@ class CallVoice:
                                 bool(line.transfer_e164))
         setup = CallSetup(compose_opening(line.greeting, line.notice, recording=line.record_calls),
                           phone_dials(snapshot), snapshot["voice_live.stt_sample_rate"])
-        recorder = await self._recorder(call.call_id) if line.record_calls else None
-        ending = await run_call(transport, engines, call_agent, setup, recorder=recorder,
-                                on_recording_failed=lambda: self._recording_failed(call.call_id))
-        return ending.given
+        return engines, call_agent, setup, line.record_calls
 
     async def _line(self, number_id: UUID | None) -> _Line | None:
         if number_id is None:
@@ -232,7 +243,7 @@ class CallVoice:
         async with db.connection() as connection:
             await connection.execute(_RECORDING_FAILED, call_id)
 
-    async def _finish(self, call_id: UUID, given: CallInput) -> Any:
+    async def _finish(self, call_id: UUID, given: CallInput) -> CallOutcome:
         if given is CallInput.TRANSFERRED:
             async with db.connection() as connection:
                 await connection.execute(_APPROVE_TRANSFER, call_id)

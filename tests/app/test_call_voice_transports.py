@@ -77,9 +77,14 @@ class Asterisk:
         self.received = bytearray()
         self.caller = Caller(self.send_audio)
         self.closed = anyio.Event()
+        self._writing = anyio.Lock()
 
     async def send_audio(self, pcm: bytes) -> None:
-        await self.stream.send(HEADER.pack(0x10, len(pcm)) + pcm)
+        await self.send(HEADER.pack(0x10, len(pcm)) + pcm)
+
+    async def send(self, frame: bytes) -> None:
+        async with self._writing:
+            await self.stream.send(frame)
 
     async def read(self) -> None:
         try:
@@ -166,7 +171,7 @@ async def one_question(host: str, port: int, identifier: str, engines: FakeEngin
                 if hang_up:
                     await anyio.sleep(0.5)
                     asterisk.caller.silent = True
-                    await stream.send(HEADER.pack(0x00, 0))
+                    await asterisk.send(HEADER.pack(0x00, 0))
                 with anyio.move_on_after(4):
                     await asterisk.closed.wait()
                 asterisk.caller.silent = True
