@@ -49,7 +49,7 @@ async def test_a_screen_the_caller_may_not_use_is_neither_offered_nor_served(api
     home = await api.get("/", cookies=ann)
     assert 'href="/profile/keys"' in home.text and 'href="/admin/usage"' not in home.text
     assert 'href="/admin/telephone"' not in home.text
-    for path in ("/admin/usage", "/admin/configuration", "/admin/telephone",
+    for path in ("/admin/usage", "/admin/accounts", "/admin/configuration", "/admin/telephone",
                  "/admin/telephone/calls", "/admin/providers", "/owner/diary"):
         assert (await api.get(path, cookies=ann)).status_code == 404, path
     tel = (await api.post("/login", data={"email": "tel@example.org",

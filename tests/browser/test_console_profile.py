@@ -8,7 +8,7 @@ import re
 import httpx
 import pytest
 
-from tests.browser.conftest import PASSWORD, screenshot, settled, sign_in
+from tests.browser.conftest import PASSWORD, open_screen, screenshot, settled, sign_in
 from tests.browser.harness import ENABLE_NOTICE
 
 expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
@@ -113,3 +113,20 @@ def test_the_console_is_used_from_the_keyboard_with_a_visible_focus(page):
     page.keyboard.press("Enter")
     page.get_by_role("heading", level=1, name="API keys").wait_for()
     screenshot(page, "keyboard-focus")
+
+
+def test_the_password_is_changed_after_giving_the_current_one(page, console):
+    console.run(console.services.accounts.create("changer@example.com", PASSWORD, "user", ()))
+    sign_in(page, "changer@example.com")
+    open_screen(page, "Password")
+    page.get_by_label("Current password").fill("not my password at all")
+    page.get_by_label("New password (at least 10 characters)").fill("a brand new passphrase")
+    page.get_by_label("New password again").fill("a brand new passphrase")
+    page.get_by_role("button", name="Change password").click()
+    expect(page.get_by_role("status")).to_contain_text("current password is wrong")
+    expect(page.get_by_label("Current password")).to_be_focused()
+    page.get_by_label("Current password").fill(PASSWORD)
+    page.get_by_role("button", name="Change password").click()
+    expect(page.get_by_role("status")).to_contain_text("Your password is changed")
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, "changer@example.com", "a brand new passphrase")

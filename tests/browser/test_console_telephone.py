@@ -233,3 +233,29 @@ def test_usage_is_charted_by_day_and_source_and_settings_change_and_reset(page, 
     row.get_by_role("button", name="Reset").click()
     expect(page.get_by_role("status")).to_contain_text("back to its boot value")
     expect(page.locator('tr[data-key="telephony.max_concurrent_calls"] td').nth(2)).to_have_text("2")
+
+
+def test_an_account_is_created_granted_and_given_the_telephone_feature(page, console):
+    sign_in(page, ROOT)
+    open_screen(page, "Accounts")
+    page.get_by_label("Email", exact=True).fill("switchboard@example.com")
+    page.get_by_label("Password (at least 10 characters)").fill("a long enough password")
+    page.locator("#n-permissions").get_by_label("telephony.manage").check()
+    page.get_by_role("button", name="Create account").click()
+    expect(page.get_by_role("status")).to_contain_text("switchboard@example.com is created")
+    row = page.locator("#accounts").get_by_role("row", name=re.compile("switchboard@example.com"))
+    expect(row).to_contain_text("telephony.manage")
+    row.get_by_role("button", name="Manage switchboard@example.com").click()
+    flag = page.get_by_label("features.telephony for switchboard@example.com")
+    flag.select_option("true")
+    expect(page.get_by_role("status")).to_contain_text("features.telephony for switchboard@example.com: on")
+    screenshot(page, "accounts")
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, "switchboard@example.com", "a long enough password")
+    nav = page.get_by_role("navigation", name="Screens")
+    for offered in ("Call log", "Telephone", "Diary", "Configuration"):
+        expect(nav.get_by_role("link", name=offered)).to_be_visible()
+    for withheld in ("Accounts", "Usage", "Providers"):
+        expect(nav.get_by_role("link", name=withheld)).to_have_count(0)
+    open_screen(page, "Telephone")
+    expect(page.get_by_role("heading", name="Telephone settings")).to_have_count(0)  # break-glass

@@ -19,12 +19,15 @@ export async function api(method, path, body) {
     init.body = JSON.stringify(body);
   }
   const response = await fetch(path, init);
-  if (response.status === 401) {
-    location.assign("/login?next=" + encodeURIComponent(location.pathname));
-  }
   const type = response.headers.get("content-type") || "";
   const payload = type.includes("json") ? await response.json() : null;
-  if (!response.ok) throw new ApiError(response.status, payload, path);
+  const error = response.ok ? null : new ApiError(response.status, payload, path);
+  // The session ended (expired, signed out elsewhere): sign in again and come back.
+  // Other 401s, such as a wrong current password, are answers to show.
+  if (error && error.code === "not_signed_in") {
+    location.assign("/login?next=" + encodeURIComponent(location.pathname));
+  }
+  if (error) throw error;
   return payload;
 }
 
