@@ -16,11 +16,11 @@ synthesiser the opening fills every slot).
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 import uuid
 from array import array
 from dataclasses import dataclass, field
+from typing import Callable
 
 import aiohttp
 
@@ -48,10 +48,9 @@ class CallProbe(asyncio.Protocol):
         self.fault: str | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        transport.write(self.client.data_to_send())
+        # asyncio and uvloop both set TCP_NODELAY on TCP transports, as Asterisk does.
+        self.transport = transport  # type: ignore[assignment]
+        transport.write(self.client.data_to_send())  # type: ignore[attr-defined]
 
     def data_received(self, data: bytes) -> None:
         now = time.perf_counter()
@@ -103,9 +102,11 @@ async def _answer(http: aiohttp.ClientSession, base: str, secret: str, caller: s
 
 
 async def run_load(*, http_url: str, audiosocket: tuple[str, int], secret: str,
-                   lines: list[str], calls: int, ramp_s: float, window_s: float) -> LoadResult:
+                   lines: list[str], calls: int, ramp_s: float, window_s: float,
+                   on_window: Callable[[], None] = lambda: None) -> LoadResult:
     """Ring ``calls`` calls spread over ``lines``, started evenly over ``ramp_s``; once
-    all are connected, measure ``window_s`` seconds; then hang every call up."""
+    all are connected, measure ``window_s`` seconds; then hang every call up.
+    ``on_window`` is called as the measured window opens and as it closes."""
     loop = asyncio.get_running_loop()
     probes: list[CallProbe] = []
     stop_ticking = asyncio.Event()
@@ -133,9 +134,11 @@ async def run_load(*, http_url: str, audiosocket: tuple[str, int], secret: str,
     connector = aiohttp.TCPConnector(limit=64)
     async with aiohttp.ClientSession(connector=connector) as http:
         await asyncio.gather(*(ring(index, http) for index in range(calls)))
+    on_window()
     window_start = time.perf_counter()
     await asyncio.sleep(window_s)
     window_end = time.perf_counter()
+    on_window()
     stop_ticking.set()
     await ticker
     for probe in probes:

@@ -1,0 +1,94 @@
+"""The server of the call-load benchmark: ``svc serve`` with instant speech engines.
+
+The same application, settings and database as ``svc serve`` — uvicorn with uvloop
+and httptools, the AudioSocket listener bound at start — with one change: every call
+gets instant fake engines, so the figures are the service's own work and none of an
+engine's. The synthesiser returns ``MS_PER_CHARACTER`` of a steady tone per character
+at once; the recogniser hears nothing (the benchmark's callers are silent, so no turn
+starts and the model is never asked).
+
+Run by ``benchmarks/call_load.py``:
+``python -m benchmarks.call_load_server --dsn … --port … --data-dir … [--cpu 0]``;
+prints the first superadmin's one-time password, then ``svc is serving``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import os
+import struct
+
+MS_PER_CHARACTER = 40
+_RATE = 8000
+# One second of a 440 Hz tone at a speaking level, repeated as long as the text needs.
+_TONE = struct.pack(f"<{_RATE}h", *(int(6000 * math.sin(2 * math.pi * 440 * n / _RATE))
+                                    for n in range(_RATE)))
+
+
+class InstantSynthesiser:
+    sample_rate = _RATE
+
+    async def stream(self, text: str):
+        wanted = len(text) * MS_PER_CHARACTER * _RATE // 1000 * 2
+        yield (_TONE * (wanted // len(_TONE) + 1))[:wanted]
+
+
+class DeafRecogniser:
+    async def transcribe(self, pcm16: bytes, sample_rate: int) -> str:
+        return ""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dsn", required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--data-dir", required=True)
+    parser.add_argument("--cpu", type=int, help="pin the server to this CPU")
+    args = parser.parse_args()
+    if args.cpu is not None:
+        os.sched_setaffinity(0, {args.cpu})
+
+    import uvicorn
+
+    from app import db
+    from app.cli import _listening_socket
+    from app.config import BootConfig
+    from app.log_format import configure_logging
+    from app.main import create_app
+    from app.services.bundle import Services
+    from app.voice.engines import CallEngines
+
+    boot = BootConfig({"database.url": args.dsn, "storage.data_dir": args.data_dir,
+                       "storage.recordings_dir": os.path.join(args.data_dir, "recordings"),
+                       "message_encryption_key": "0" * 64, "log.level": "warning"})
+    configure_logging("warning")
+    services = Services.build(boot)
+
+    async def instant() -> CallEngines:
+        return CallEngines(synthesiser=InstantSynthesiser(), recogniser=DeafRecogniser())
+
+    services.call_voice.engines = instant
+
+    async def prepare() -> None:
+        db.use_database(args.dsn)
+        await db.migrate()
+        password = await services.accounts.ensure_first_superadmin()
+        if password is not None:
+            print(f"one-time password {password}", flush=True)
+
+    asyncio.run(prepare())
+    app = create_app(services)
+
+    async def announce(_) -> None:
+        print("svc is serving", flush=True)
+
+    app.after_start += announce
+    sock = _listening_socket("127.0.0.1", args.port)
+    uvicorn.Server(uvicorn.Config(app, lifespan="on", log_config=None, access_log=False,
+                                  http="httptools", loop="uvloop")).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    main()
