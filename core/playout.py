@@ -22,12 +22,21 @@ __all__ = ["Played", "Playout"]
 @dataclass(frozen=True, slots=True)
 class Played:
     """One frame of the call as heard: ``audio`` (silence where nothing was queued),
-    whether any of it was the line's (``from_line``), and the marks its playing
-    reached, oldest first."""
+    how many of its first bytes were the line's (``line_bytes``; the rest is the
+    silence of an empty queue), and the marks its playing reached, oldest first."""
 
     audio: bytes
-    from_line: bool
+    line_bytes: int
     marks: tuple[str, ...] = ()
+
+    @property
+    def from_line(self) -> bool:
+        return self.line_bytes > 0
+
+    @property
+    def line_audio(self) -> bytes:
+        """Only what the line sent, without the silence of an empty queue."""
+        return self.audio[:self.line_bytes]
 
 
 class Playout:
@@ -97,7 +106,7 @@ class Playout:
         # A mark right behind the frame's last byte has been reached too.
         while self._items and isinstance(self._items[0], str):
             marks.append(self._items.popleft())  # type: ignore[arg-type]
-        from_line = bool(audio)
-        self._queued_bytes -= len(audio)
-        audio += self._silence * (self.frame_bytes - len(audio))
-        return Played(bytes(audio), from_line, tuple(marks))
+        line_bytes = len(audio)
+        self._queued_bytes -= line_bytes
+        audio += self._silence * (self.frame_bytes - line_bytes)
+        return Played(bytes(audio), line_bytes, tuple(marks))

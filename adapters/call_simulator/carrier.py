@@ -120,8 +120,9 @@ class CarrierLine:
         except (aiohttp.ClientError, ConnectionError):
             pass  # the line ended the stream; the reading side reports it
 
-    def play(self) -> bytes:
-        return ulaw2lin(self.client.play())
+    def play(self) -> tuple[bytes, bytes]:
+        played = self.client.play()
+        return ulaw2lin(played.audio), ulaw2lin(played.line_audio)
 
     def drain(self) -> bytes:
         return ulaw2lin(self.client.playout.drain())

@@ -80,8 +80,9 @@ class PbxLine:
                     await self._write_and_close(b"")
                     return
 
-    def play(self) -> bytes:
-        return self.playout.take().audio
+    def play(self) -> tuple[bytes, bytes]:
+        played = self.playout.take()
+        return played.audio, played.line_audio
 
     def drain(self) -> bytes:
         return self.playout.drain()

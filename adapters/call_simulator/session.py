@@ -34,7 +34,8 @@ REPLY_GAP_S = 0.7
 @dataclass
 class Reply:
     """One stretch of the line's speech as the caller heard it (seconds from the
-    start of the call's audio), and what recognition made of it."""
+    start of the call's audio), its audio as the line sent it, and what recognition
+    made of it."""
 
     started_s: float
     ended_s: float
@@ -94,8 +95,9 @@ class Link(Protocol):
     async def send(self, action: Action, frame: bytes, digit: str, at_ms: int) -> None:
         """Send the caller's frame (and key) for this 20 ms; nothing for ``NOTHING``."""
 
-    def play(self) -> bytes:
-        """What the caller hears in this 20 ms: 320 bytes of 8 kHz signed linear."""
+    def play(self) -> tuple[bytes, bytes]:
+        """What the caller hears in this 20 ms — 320 bytes of 8 kHz signed linear — and
+        the part of it the line sent (without the silence of an empty queue)."""
 
     async def receive(self, ear: Ear, clock: Clock) -> None:
         """Read the line until it ends the call (or breaks the protocol)."""
@@ -123,6 +125,7 @@ class Ear:
     def __init__(self, report: CallReport) -> None:
         self.report = report
         self._heard = bytearray()
+        self._line_audio = bytearray()
         self._waiting: list[Timing] = []
         self._reply: Reply | None = None
         self._reply_start = 0
@@ -144,17 +147,19 @@ class Ear:
                 timing.first_reply_s = now_s
             self._waiting.clear()
 
-    def heard(self, now_s: float, pcm: bytes) -> bool:
-        """The caller heard one frame; returns whether it carried the line's speech."""
-        start = len(self._heard)
+    def heard(self, now_s: float, pcm: bytes, line_part: bytes | None = None) -> bool:
+        """The caller heard one frame, of which ``line_part`` came from the line (all of
+        it when not given); returns whether it carried the line's speech."""
         self._heard += pcm
+        self._line_audio += pcm if line_part is None else line_part
         speaking = audible(pcm)
         if speaking:
             if self._reply is None:
                 self._reply = Reply(now_s, now_s, b"")
-                self._reply_start = start
+                self._reply_start = len(self._line_audio) - len(
+                    pcm if line_part is None else line_part)
             self._reply.ended_s = now_s + FRAME_SECONDS
-            self._reply_end = len(self._heard)
+            self._reply_end = len(self._line_audio)
             self._quiet_since = None
         elif self._reply is not None:
             if self._quiet_since is None:
@@ -172,7 +177,9 @@ class Ear:
     def _close_reply(self) -> None:
         reply = self._reply
         assert reply is not None
-        reply.pcm = bytes(self._heard[self._reply_start:self._reply_end])
+        # Recognition hears the line's audio without the gaps a late frame leaves on
+        # the call's timeline.
+        reply.pcm = bytes(self._line_audio[self._reply_start:self._reply_end])
         self.report.replies.append(reply)
         self._reply = None
         self._quiet_since = None
@@ -212,7 +219,7 @@ async def converse(link: Link, caller: Caller, report: CallReport) -> CallReport
                 await link.hang_up()
                 break
             await link.send(action, frame, caller.digit, round(now_s * 1000))
-            heard_speech = ear.heard(now_s, link.play())
+            heard_speech = ear.heard(now_s, *link.play())
             tick += 1
             await anyio.sleep_until(clock.origin + tick * FRAME_SECONDS)
         tasks.cancel_scope.cancel()

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import LocalProtocolError, RemoteProtocolError
-from ..playout import Playout
+from ..playout import Played, Playout
 from ._codec import MAX_MESSAGE_BYTES, CloseCode, _object, _parse_json, _text, remote_error
 
 __all__ = [
@@ -130,14 +130,14 @@ class CarrierStreamClient:
                                       "callSid": self._call_sid}})
         self._state = ClientStreamState.STOPPED
 
-    def play(self) -> bytes:
+    def play(self) -> Played:
         """Play 20 ms for the caller: the line's queued audio, or silence. Marks the
         frame reached are returned to the service."""
         played = self.playout.take()
         if self._state is ClientStreamState.STREAMING:
             for name in played.marks:
                 self._queue("mark", {"mark": {"name": name}})
-        return played.audio
+        return played
 
     def data_to_send(self) -> list[str]:
         """Return and forget the text messages to write, in order."""

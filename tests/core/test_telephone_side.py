@@ -144,7 +144,7 @@ def test_marks_come_back_once_played_and_at_once_when_cleared():
     for message in carrier.data_to_send():
         service.receive_text(message)
     assert service.events_received() == [MarkReceived("second", heard=False)]
-    assert carrier.play() == b"\xff" * 160
+    assert carrier.play().audio == b"\xff" * 160
 
 
 def test_stop_ends_the_stream_and_names_the_call():
@@ -183,7 +183,7 @@ def test_playout_plays_in_frames_pads_with_silence_and_drains():
     playout.push_mark("m")
     first, second, third = playout.take(), playout.take(), playout.take()
     assert (first.audio, first.from_line, first.marks) == (b"abcd", True, ())
-    assert (second.audio, second.marks) == (b"ef\x00\x00", ("m",))
+    assert (second.audio, second.line_audio, second.marks) == (b"ef\x00\x00", b"ef", ("m",))
     assert (third.audio, third.from_line) == (b"\x00" * 4, False)
     playout.push_audio(b"xyz")
     assert playout.drain() == b"xyz" and playout.queued_bytes == 0

@@ -10,8 +10,8 @@ carries it.
 Pitches: a 50 ms window at 8 or 16 kHz has bins 20 Hz apart, and every tone sits
 exactly on a bin. Characters alternate between a low band (300–1560 Hz) and a high
 band (1700–2960 Hz), so a doubled letter is two tones, not one long one. Reading
-slides the window 10 ms at a time and keeps a pitch heard in at least three windows
-running; a pause of 100 ms or more reads as a space.
+slides the window 10 ms at a time; a window that is not mostly one pitch reads as
+nothing, and a pitch counts once heard in three windows (``_spell``).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ _SPACING_HZ = 20
 _BANDS_HZ = (300, 1700)
 _LEVEL = 0.25
 _SILENCE_RMS = 0.02
+_PEAK_SHARE = 0.4
 
 
 def normalise(text: str) -> str:
@@ -68,19 +69,47 @@ def decode(pcm: bytes, sample_rate: int) -> str:
         if math.sqrt(float(np.mean(chunk * chunk))) < _SILENCE_RMS:
             readings.append(None)
             continue
-        peak_hz = int(np.argmax(np.abs(np.fft.rfft(chunk)))) * sample_rate / window
-        readings.append(_symbol(peak_hz))
-    text: list[str] = []
-    run_value, run_length = None, 0
-    for reading in readings + ["<end>"]:
-        if reading == run_value:
-            run_length += 1
+        power = np.abs(np.fft.rfft(chunk)) ** 2
+        peak = int(np.argmax(power))
+        # A window mostly filled by one tone has most of its energy in one bin; one
+        # that straddles two tones, or holds a sliver of one, reads as nothing.
+        if power[peak] < _PEAK_SHARE * float(np.sum(power)):
+            readings.append(None)
             continue
-        if run_value is None and run_length * _STEP_MS >= 100 and text:
-            text.append(" ")
-        elif run_value not in (None, "<end>") and run_length >= 3:
-            text.append(run_value[1:])
-        run_value, run_length = reading, 1
+        readings.append(_symbol(peak * sample_rate / window))
+    return _spell(readings)
+
+
+def _spell(readings: list[str | None]) -> str:
+    """Readings (one per window step) to text. A pitch counts once heard in three
+    windows, even with a short gap in the line's audio inside it; the bands alternate,
+    so the same pitch again is the same tone; 100 ms of quiet after a sentence's full
+    stop is the space between two sentences spoken one by one."""
+    text: list[str] = []
+    current, heard, quiet = None, 0, 0
+    emitted = None
+
+    def settle() -> None:
+        nonlocal emitted
+        if current is not None and heard >= 3 and current != emitted:
+            text.append(current[1:])
+            emitted = current
+
+    for reading in readings + [None] * 10:
+        if reading is None:
+            quiet += 1
+            if quiet * _STEP_MS >= 100 and current is not None:
+                settle()
+                current, heard = None, 0
+                if text and text[-1] in ".!?":
+                    text.append(" ")
+            continue
+        quiet = 0
+        if reading == current:
+            heard += 1
+            continue
+        settle()
+        current, heard = reading, 1
     return " ".join("".join(text).split())
 
 
