@@ -112,6 +112,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from app.main import create_app
     from app.services.bundle import Services
+    from core.carrier_media import MAX_MESSAGE_BYTES
 
     boot = _load_config(args)
     configure_logging(boot["log.level"])
@@ -138,7 +139,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         app.after_start += announce
         server = uvicorn.Server(uvicorn.Config(
             app, lifespan="on", log_config=None, access_log=False, http="httptools",
-            loop="uvloop", timeout_graceful_shutdown=30, proxy_headers=False))
+            loop="uvloop", timeout_graceful_shutdown=30, proxy_headers=False,
+            # spec: "Limits" — a media message is at most 32 KiB; a bigger one is
+            # refused by the server before it is buffered whole.
+            ws_max_size=MAX_MESSAGE_BYTES))
         server.run(sockets=[sock])
     return 0
 

@@ -153,7 +153,7 @@ def frames_for(text: str) -> int:
 
 
 async def one_question(host: str, port: int, identifier: str, engines: FakeEngines, *,
-                       hang_up: bool) -> Asterisk:
+                       hang_up: bool, opening: str = "Hello caller.") -> Asterisk:
     """A pbx call: the opening played whole, one question, its answer played; then the
     caller hangs up (``hang_up``) or waits a few seconds for our side to end."""
     with anyio.fail_after(30):
@@ -162,7 +162,7 @@ async def one_question(host: str, port: int, identifier: str, engines: FakeEngin
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(asterisk.read)
                 tasks.start_soon(asterisk.caller.run)
-                while len(asterisk.frames()) < frames_for("Hello caller."):
+                while len(asterisk.frames()) < frames_for(opening):
                     await anyio.sleep(0.05)
                 await anyio.sleep(0.3)
                 await asterisk.caller.say(0.4)  # the question
@@ -411,3 +411,49 @@ async def test_tools_on_a_call_run_under_the_configured_ceiling(api, services):
     unmarked = ToolSpec("send_invoice", "Sends an invoice.", side_effecting=True)
     assert "offer to take a message" in policy.check(unmarked)
     assert policy.timeout_text(unmarked) == policy.check(unmarked)
+
+
+async def test_a_media_message_over_32_kib_closes_the_stream(api, services):
+    await voice_deployment(api, services, provider="carrier", engines=FakeEngines())
+    with anyio.fail_after(10):
+        async with ws_connect(ws_url(api), max_size=None) as socket_:
+            await socket_.send("x" * (32 * 1024 + 1))
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                await socket_.recv()
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+
+
+async def test_a_recorded_call_leaves_a_two_channel_mulaw_wav(api, services, boot):
+    import soundfile
+
+    engines = FakeEngines()
+    found = await voice_deployment(api, services, provider="pbx", engines=engines)
+    await found.patch_line(record_calls=True, recording_days=30, notice="Hello caller.")
+    opening = "Hello caller. This call is recorded."
+    async with listening(found) as (host, port):
+        await one_question(host, port, await pbx_answer(api), engines, hang_up=True,
+                           opening=opening)
+    call = await TelephonyCall.select().first()
+    assert engines.synthesiser.spoken[0] == opening
+    assert not call["recording_failed"]
+    path = f"{boot['storage.recordings_dir']}/{call['id']}.wav"
+    info = soundfile.info(path)
+    assert (info.channels, info.samplerate, info.subtype) == (2, 8000, "ULAW")
+    audio, _ = soundfile.read(path)
+    assert abs(audio[:, 0]).max() > 0.1 and abs(audio[:, 1]).max() > 0.05  # both sides
+
+
+async def test_a_recording_that_cannot_be_written_marks_the_call_and_it_goes_on(
+        api, services, boot, tmp_path):
+    engines = FakeEngines()
+    found = await voice_deployment(api, services, provider="pbx", engines=engines)
+    await found.patch_line(record_calls=True, recording_days=30, notice="Hello caller.")
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the recordings directory should be")
+    services.call_voice.recordings_dir = str(blocked)
+    async with listening(found) as (host, port):
+        await one_question(host, port, await pbx_answer(api), engines, hang_up=True,
+                           opening="Hello caller. This call is recorded.")
+    call = await TelephonyCall.select().first()
+    assert call["recording_failed"] and call["outcome"] == "completed"
+    assert len(engines.synthesiser.spoken) == 2  # the conversation went on

@@ -11,6 +11,7 @@ import httpx
 import uvicorn
 
 from app.main import create_app
+from core.carrier_media import MAX_MESSAGE_BYTES
 from app.services.bundle import Services
 
 
@@ -51,7 +52,8 @@ async def running_app(services: Services) -> AsyncIterator[ApiClient]:
     sock = free_socket()
     port = sock.getsockname()[1]
     server = _EmbeddedServer(uvicorn.Config(app, lifespan="on", log_config=None,
-                                            access_log=False, http="httptools"))
+                                            access_log=False, http="httptools",
+                                            ws_max_size=MAX_MESSAGE_BYTES))
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(server.serve, [sock])
         while not server.started:
