@@ -15,7 +15,7 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, AnyStr
 
 import aiohttp
 
@@ -48,6 +48,16 @@ class Upstream:
 
     def url(self, path: str) -> str:
         return f"{self.base_url.rstrip('/')}/{path}"
+
+    def redacted(self, text: AnyStr) -> AnyStr:
+        """``text`` from the upstream without the key we sent it: some providers echo
+        the key in a refusal ("Incorrect API key provided: sk-…"), and their message
+        is passed on to the caller, who must never see the key."""
+        if not self.api_key:
+            return text
+        if isinstance(text, bytes):
+            return text.replace(self.api_key.encode(), b"[provider key]")
+        return text.replace(self.api_key, "[provider key]")
 
     def headers(self, accept: str) -> dict[str, str]:
         headers = {"Accept": accept, **self.extra_headers}
@@ -181,7 +191,8 @@ class ProviderClient(LazySession):
             "POST", upstream, "chat/completions", request, timeouts, "text/event-stream"
         ) as response:
             if response.content_type != "text/event-stream":
-                text = upstream_error_message(await self._body(response, upstream, _MAX_ERROR_BYTES), 200)
+                text = upstream.redacted(upstream_error_message(
+                    await self._body(response, upstream, _MAX_ERROR_BYTES), 200))
                 raise UpstreamProtocolError(
                     f"expected an event stream, got {response.content_type!r}: {text}",
                     upstream=upstream.label,
@@ -211,5 +222,6 @@ class ProviderClient(LazySession):
             body = await self._body(response, upstream, _MAX_ERROR_BYTES)
         except UpstreamProtocolError:
             body = b""  # an oversized error body: the status alone must do
-        message = upstream_error_message(body, response.status)
-        return UpstreamStatusError(response.status, message, body, upstream=upstream.label)
+        message = upstream.redacted(upstream_error_message(body, response.status))
+        return UpstreamStatusError(response.status, message, upstream.redacted(body),
+                                   upstream=upstream.label)
