@@ -1,9 +1,11 @@
 """The carrier's webhooks: ``POST /api/telephony/carrier/voice``, ``/status``, ``/continue``.
 
 Absent (404) until the feature is on and a provider is named, decided per request
-(spec: telephony.md "Endpoints"). Then the body is read up to 16 KiB (413 beyond), the
-signature checked (``svc.telephony.carrier.authenticate``: 403, or 429 for an address
-over its failure limit), and only then is the request acted on. Answers are TwiML.
+(spec: telephony.md "Endpoints"). An address over its failure limit (429) or a request
+without a signature (403) is refused before its body is read
+(``svc.telephony.carrier.before_body``); then the body is read up to 16 KiB (413
+beyond), the signature checked (``authenticate``: 403), and only then is the request
+acted on. Answers are TwiML.
 """
 
 from __future__ import annotations
@@ -41,10 +43,12 @@ def _signature(request: Request) -> str | None:
 async def _webhook(request: Request, svc: Services, path: str, step: Step) -> Response:
     if not await svc.telephony.surface_open():
         raise NotFound(f"No resource at {path}.")
+    signature, address = _signature(request), request.client_ip or ""
+    await svc.telephony.carrier.before_body(path, address, signature)
     body = await read_bytes(request, MAX_WEBHOOK_BODY)
     params = await svc.telephony.carrier.authenticate(CarrierRequest(
         path=path, query=(request.url.query or b"").decode("latin-1"), body=body,
-        signature=_signature(request), address=request.client_ip or ""))
+        signature=signature, address=address))
     document = await step(svc.telephony.carrier, params)
     return Response(200, None, Content(twiml.CONTENT_TYPE.encode(), document))
 

@@ -2,7 +2,8 @@
 questions, up to the moment audio flows.
 
 **Carrier** (spec: telephony.md "Authentication") — a webhook is verified against the
-stored credential before anything is read: the body is read only as far as the
+stored credential before anything is read: one without a signature is refused from
+its headers, its body never read; otherwise the body is read only as far as the
 signature needs (the form parameters it covers, at most 16 KiB), and nothing else of
 it is used until the signature holds. A failure answers 403 and is audited
 ``telephony.signature.rejected``; an address with 30 failures in the last minute is
@@ -80,30 +81,38 @@ class CarrierSignalling:
         except DATABASE_ERRORS:
             return False  # the signature check below still holds on its own
 
-    async def _reject_signature(self, request: CarrierRequest) -> Forbidden:
+    async def _reject_signature(self, path: str, address: str) -> Forbidden:
         try:
-            await limits.record_signature_failure(request.address)
-            await self.audit.record("telephony.signature.rejected", subject=request.path,
-                                    data={"address": request.address})
+            await limits.record_signature_failure(address)
+            await self.audit.record("telephony.signature.rejected", subject=path,
+                                    data={"address": address})
         except DATABASE_ERRORS:
             log.warning("signature failure could not be recorded")
         return Forbidden("The carrier signature does not match.", code="bad_signature")
 
-    async def authenticate(self, request: CarrierRequest) -> Params:
-        """The posted parameters of a request whose signature holds; raises otherwise."""
-        if await self._over_failure_limit(request.address):
+    async def before_body(self, path: str, address: str, signature: str | None) -> None:
+        """Refuse what can be refused from the headers alone, before the body is read:
+        an address over its failure limit (429), a request with no signature (403).
+        spec: telephony.md "Authentication" — "verified ... before anything is read"."""
+        if await self._over_failure_limit(address):
             raise TooManyRequests("Too many failed signatures from this address.",
                                   code="too_many_signature_failures",
                                   headers={"Retry-After": "60"})
+        if not signature:
+            raise await self._reject_signature(path, address)
+
+    async def authenticate(self, request: CarrierRequest) -> Params:
+        """The posted parameters of a request whose signature holds; raises otherwise.
+        Call ``before_body`` first."""
         snapshot = await self.settings.snapshot()
         url = public_url(snapshot, request.path) + (f"?{request.query}" if request.query else "")
         credential = await self.settings.secret("telephony.auth_token_enc")
         try:
             pairs = parse_form(request.body)
         except FormError:
-            raise await self._reject_signature(request) from None
+            raise await self._reject_signature(request.path, request.address) from None
         if not verify(credential, url, pairs, request.signature):
-            raise await self._reject_signature(request)
+            raise await self._reject_signature(request.path, request.address)
         params: Params = {}
         for name, value in pairs:
             params.setdefault(name, value)
