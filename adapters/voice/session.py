@@ -166,6 +166,7 @@ class _CallSession:
         self.line_pending = bytearray()  # line audio not yet paired with caller audio
         self.muted: set[int] = set()  # answers the caller talked over
         self.last_answer = OPENING_UTTERANCE  # the answer most recently begun
+        self.playing: int | None = None  # the utterance whose frames are going out
         self.reply_lock = anyio.Lock()
         self.ended = anyio.Event()
         self.timer_wake = anyio.Event()
@@ -276,7 +277,8 @@ class _CallSession:
     # -- recording
 
     def _frame_sent(self, utterance: int, frame: bytes) -> None:
-        if utterance not in self.muted:
+        if utterance != self.playing and utterance not in self.muted:
+            self.playing = utterance  # told once, at the first frame of each utterance
             self._feed(SpeechPlaying(utterance))
         if self.recorder is not None and len(self.line_pending) < MAX_RECORDING_LAG_BYTES:
             self.line_pending += frame
@@ -423,7 +425,8 @@ class _CallSession:
             if not spoke:
                 self._feed(SpeechFailed(utterance))
                 return
-            await self.player.finished(utterance).wait()
+            if utterance not in self.muted:  # a talked-over answer has nothing left to play
+                await self.player.finished(utterance).wait()
             self._feed(SpeechFinished(utterance, self.agent.ending()))
 
     async def _write_answer(self, transcript: str, sentences: Any) -> None:

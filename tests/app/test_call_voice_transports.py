@@ -223,6 +223,12 @@ async def test_pbx_connection_without_a_valid_identifier_is_closed_without_a_wor
             assert await services.call_voice.redeem(identifier) is not None
             async with await dial_in(host, port, identifier) as stream:
                 await closed_without_a_word(stream)
+            identifier = await pbx_answer(api)  # a valid one, once the surface is dormant
+            await found.setting("features.telephony", False)
+            async with await dial_in(host, port, identifier) as stream:
+                await closed_without_a_word(stream)
+    await found.setting("features.telephony", True)
+    assert await services.call_voice.redeem(identifier) is not None  # it was never used
 
 
 async def test_pbx_connection_silent_for_five_seconds_before_its_identifier_is_closed(
