@@ -24,6 +24,7 @@ expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
 
 OWNER = "dentist@example.com"
 OTHER = "visitor@example.com"
+ROOT = "root@example.com"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -31,7 +32,7 @@ def accounts(console):
     from app.services.accounts import Identity
 
     services = console.services
-    root = console.run(services.accounts.create("root@example.com", PASSWORD, "superadmin", ()))
+    root = console.run(services.accounts.create(ROOT, PASSWORD, "superadmin", ()))
     owner = console.run(services.accounts.create(OWNER, PASSWORD, "user", ()))
     console.run(services.accounts.create(OTHER, PASSWORD, "user", ()))
     console.run(services.features.set_override(Identity.from_row(root), owner["id"],
@@ -141,3 +142,64 @@ def test_an_enquiry_changes_status_in_place(page, console, accounts):
     page.reload()
     settled(page)
     expect(page.get_by_label("Status of the message from Grace Hopper")).to_have_value("in_hand")
+
+
+@pytest.fixture
+def webhook_receiver():
+    """A webhook endpoint on loopback that records what is posted to it."""
+    import http.server
+    import threading
+
+    received: list[bytes] = []
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - the standard library's name
+            received.append(self.rfile.read(int(self.headers["content-length"] or 0)))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://localhost:{server.server_address[1]}/hook", received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_notification_target_shows_only_its_host_and_its_test_result(page, console,
+                                                                       webhook_receiver):
+    require_api(console, "GET", "/api/notify-targets")
+    from app.services.accounts import Identity
+
+    url, received = webhook_receiver
+    services = console.services
+    root = console.run(services.accounts.authenticate(ROOT, PASSWORD, "127.0.0.1"))
+    console.run(services.settings.change(Identity.from_row(root), "egress.allow_hosts",
+                                         "localhost"))
+    sign_in(page, OWNER)
+    open_screen(page, "Notification targets")
+    page.get_by_label("Kind").select_option("webhook")
+    page.get_by_label("Address (https)").fill(url)
+    page.get_by_label("Label", exact=True).fill("Front office")
+    page.get_by_label("appointment moved").uncheck()
+    page.get_by_role("button", name="Add target").click()
+    expect(page.get_by_role("status")).to_contain_text("is added")
+    expect(page.locator("#secret-card")).to_be_visible()  # a webhook's signing secret, once
+    row = page.locator("#targets").get_by_role("row", name=re.compile("Front office"))
+    expect(row).to_contain_text("localhost")
+    expect(row).not_to_contain_text("/hook")
+    expect(row).not_to_contain_text("appointment_moved")
+    row.get_by_role("button", name="Test Front office").click()
+    expect(page.get_by_role("status")).to_contain_text("Outward notifications are switched off")
+    assert received == []
+    console.run(services.settings.change(Identity.from_row(root), "notifications.enabled", True))
+    row.get_by_role("button", name="Test Front office").click()
+    expect(page.get_by_role("status")).to_contain_text("Test of Front office: delivered (204)")
+    assert len(received) == 1
+    expect(row).to_contain_text("delivered")
+    screenshot(page, "notification-targets")

@@ -72,7 +72,7 @@ def test_a_key_is_shown_once_copied_and_revoked_after_confirmation(page):
     assert value[:10] in row.inner_text()
     assert "never" in row.inner_text()  # never used yet
     page.get_by_role("button", name="Copy key").click()
-    page.get_by_text("The key is on your clipboard.").wait_for()
+    expect(page.get_by_role("status")).to_have_text("Copied to your clipboard.")
     assert page.evaluate("navigator.clipboard.readText()") == value
     screenshot(page, "api-key-minted")
     page.get_by_role("button", name="I have stored it").click()

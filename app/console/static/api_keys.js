@@ -35,11 +35,6 @@ onSubmit($("#mint"), async (values) => {
   $("#copy").focus();
 });
 
-$("#copy").addEventListener("click", guarded(async () => {
-  await navigator.clipboard.writeText($("#minted-value").textContent);
-  say("The key is on your clipboard.");
-}));
-
 $("#minted-done").addEventListener("click", () => {
   $("#minted-value").textContent = "";
   $("#minted").hidden = true;

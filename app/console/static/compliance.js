@@ -1,30 +1,31 @@
-// Owner → Compliance: the compliance view of the owner's lines, shown as it comes —
-// plain values as a list, lists of records as tables.
+// Owner → Compliance: for each of the owner's lines (every line, for an administrator)
+// what a caller hears first, what is recorded, how long each thing is kept, whether a
+// screening list holds transfers, and whether news of calls leaves the service.
 import { $, api, el, start } from "/static/console.js";
 
-function label(key) { return key.replaceAll("_", " "); }
+function days(n) { return n ? `${n} days` : "kept until deleted by hand"; }
 
-function value(v) {
-  if (v === null || v === undefined) return "—";
-  if (typeof v === "boolean") return v ? "yes" : "no";
-  if (Array.isArray(v)) return v.every((x) => typeof x !== "object") ? v.join(", ") : records(v);
-  if (typeof v === "object") return pairs(v);
-  return String(v);
-}
-
-function pairs(object) {
-  return el("dl", { class: "pairs" }, Object.entries(object).flatMap(([k, v]) => [el("dt", {}, label(k)), el("dd", {}, value(v))]));
-}
-
-function records(list) {
-  if (!list.length) return el("p", { class: "muted" }, "None.");
-  const keys = [...new Set(list.flatMap((row) => Object.keys(row)))].filter((k) => k !== "id");
-  return el("table", {}, el("thead", {}, el("tr", {}, keys.map((k) => el("th", { scope: "col" }, label(k))))),
-    el("tbody", {}, list.map((row) => el("tr", {}, keys.map((k) => el("td", {}, value(row[k])))))));
+function line(l) {
+  const facts = [
+    ["State", l.enabled ? "enabled: answering calls" : "disabled"],
+    ["Opening, spoken before anything else", l.opening],
+    ["Notice", l.standard_notice ? "the standard wording" : "the line's own wording"],
+    ["Recording", l.recording.on ? `every call, kept ${l.recording.days} days` : "off"],
+    ["Transcripts", days(l.retention.transcript_days)],
+    ["Call log entries", days(l.retention.log_days)],
+    ["Screening list", l.screening_list.exists ? `${l.screening_list.size} names: transfers wait for a clear check` : "none"],
+    ["Outward notifications", l.notifications.on ? `sent to ${l.notifications.enabled_targets} targets`
+      : l.notifications.switched_on ? "no enabled target" : "switched off for the whole service"],
+  ];
+  return el("section", { class: "card" },
+    el("h2", {}, l.label ? `${l.e164} (${l.label})` : l.e164),
+    el("dl", { class: "pairs" }, facts.flatMap(([name, value]) => [el("dt", {}, name), el("dd", {}, value)])));
 }
 
 start(async () => {
   const view = await api("GET", "/api/telephony/compliance");
-  $("#compliance").replaceChildren(...Object.entries(view).map(([key, v]) =>
-    el("section", { class: "card" }, el("h2", {}, label(key)), value(v))));
+  $("#compliance").replaceChildren(
+    el("p", {}, view.notifications_switched_on ? "Outward notifications are switched on for the service."
+      : "Outward notifications are switched off for the service: nothing about calls is sent anywhere."),
+    ...(view.data.length ? view.data.map(line) : [el("p", { class: "muted" }, "No lines are registered to this account.")]));
 }, $("#compliance-screen"));

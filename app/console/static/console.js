@@ -172,3 +172,15 @@ export function guarded(action) {
     }
   };
 }
+
+// A button with data-copy="#id" copies that element's text (a value shown once).
+document.addEventListener("click", async (event) => {
+  const button = event.target.closest("button[data-copy]");
+  if (!button) return;
+  try {
+    await navigator.clipboard.writeText(document.querySelector(button.dataset.copy).textContent);
+    say("Copied to your clipboard.");
+  } catch (error) {
+    fail(error);
+  }
+});
