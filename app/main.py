@@ -33,6 +33,7 @@ from app.routes import (
     projects,
     providers,
     telephony_admin,
+    telephony_calls,
     telephony_carrier,
     telephony_media,
     telephony_pbx,
@@ -66,6 +67,7 @@ ROUTE_MODULES = (
     enquiries,
     telephony_media,
     notify_targets,
+    telephony_calls,
 )
 
 

@@ -121,7 +121,7 @@ class NotifyTargets:
             NotifyTarget.id == parse_id(target_id, "notification target")).first()
         if row is None:
             raise NotFound("No such notification target.")
-        owner_or_admin(identity, row["account_id"])
+        owner_or_admin(identity, row["account_id"], "No such notification target.")
         return row
 
     async def _last_attempts(self, target_ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
@@ -140,7 +140,7 @@ class NotifyTargets:
         """Whose targets: the caller's own, or the named account's for an administrator."""
         if account_id is None or str(account_id) == str(identity.account_id):
             return identity.account_id
-        owner_or_admin(identity, account_id)
+        owner_or_admin(identity, account_id, "No such account.")
         found = parse_id(account_id, "account")
         if not await Account.exists().where(Account.id == found):
             raise NotFound("No such account.")

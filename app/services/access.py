@@ -56,11 +56,13 @@ def require(reach: Reach, row: dict[str, Any] | None, what: str = "resource") ->
     return row
 
 
-def owner_or_admin(identity: Identity, owner_id: UUID | str | None) -> None:
+def owner_or_admin(identity: Identity, owner_id: UUID | str | None,
+                   message: str = "Not found.") -> None:
     """Anyone but the owner or an administrator gets the same 404 as for nothing at all
     (spec: telephony.md "owner or administrator" rows; routes reach it through
-    ``app.http.guards``)."""
+    ``app.http.guards``). ``message`` is the one given for a resource that does not
+    exist at all, so both answers are the same."""
     if identity.is_admin:
         return
     if owner_id is None or str(owner_id) != str(identity.account_id):
-        raise NotFound()
+        raise NotFound(message)

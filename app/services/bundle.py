@@ -18,6 +18,8 @@ from app.diary.service import DiaryServices
 from app.notify.targets import NotifyTargets
 from app.notify.worker import OutboxWorker
 from app.services.accounts import Accounts
+from app.telephony.compliance import Compliance
+from app.telephony.erasure import CallErasure
 from app.services.agents import Agents
 from app.services.api_keys import ApiKeys
 from app.services.audit import AuditLog
@@ -72,6 +74,9 @@ class Services:
     notify_sender: NotificationSender
     notify_targets: NotifyTargets
     outbox_worker: OutboxWorker
+    #: a call's recording and transcript: playing and erasing; the compliance view
+    call_erasure: CallErasure
+    compliance: Compliance
     #: the pooled connections of calls to remote speech engines (app.voice.engines)
     speech_http: SpeechHttp = field(default_factory=SpeechHttp)
 
@@ -111,7 +116,7 @@ class Services:
             agents=Agents(audit, providers),
             libraries=libraries,
             api_keys=ApiKeys(audit),
-            retention=Retention(settings, audit),
+            retention=Retention(settings, audit, boot["storage.recordings_dir"]),
             http_tool_client=http_tool_client,
             tools=tools,
             http_tools=HttpTools(box, audit, tools),
@@ -125,6 +130,8 @@ class Services:
             notify_sender=notify_sender,
             notify_targets=NotifyTargets(settings, box, audit, notify_sender),
             outbox_worker=OutboxWorker(settings, box, notify_sender),
+            call_erasure=CallErasure(audit, boot["storage.recordings_dir"]),
+            compliance=Compliance(settings),
         )
 
     async def aclose(self) -> None:

@@ -5,6 +5,7 @@ and at the live test, and the test send itself against a loopback receiver."""
 from __future__ import annotations
 
 import time
+import uuid
 
 import pytest
 
@@ -150,6 +151,8 @@ async def test_another_ordinary_account_gets_404_everywhere(api, owner, stranger
         await api.get("/api/notify-targets/not-a-uuid", headers=stranger),
     ]
     assert [answer.status_code for answer in answers] == [404] * len(answers)
+    nothing = await api.get(f"/api/notify-targets/{uuid.uuid4()}", headers=stranger)
+    assert answers[0].json() == nothing.json()  # the same 404 as for no target at all
     assert (await api.get("/api/notify-targets", headers=stranger)).json()["data"] == []
     assert (await api.get(path, headers=owner)).json()["enabled"] is True
     api.cookies.clear()  # signing in left the last session's cookie on the client
