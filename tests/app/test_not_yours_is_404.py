@@ -48,6 +48,10 @@ BY_ID: list[tuple[str, str, Any]] = [
     ("DELETE", "/api/diary/appointments/{appointment}", None),
     ("GET", "/api/enquiries/{enquiry}", None),
     ("PATCH", "/api/enquiries/{enquiry}", {"status": "done"}),
+    ("GET", "/api/notify-targets/{target}", None),
+    ("PATCH", "/api/notify-targets/{target}", {"enabled": False}),
+    ("DELETE", "/api/notify-targets/{target}", None),
+    ("POST", "/api/notify-targets/{target}/test", None),
 ]
 # The endpoints that act on the caller's own data, naming the owner instead.
 NAMING_THE_OWNER: list[tuple[str, str, Any]] = [
@@ -63,6 +67,9 @@ NAMING_THE_OWNER: list[tuple[str, str, Any]] = [
     ("GET", "/api/conflict-names", None),
     ("POST", "/api/conflict-names", {"names": "Bob Mallory"}),
     ("DELETE", "/api/conflict-names", {"all": True}),
+    ("GET", "/api/notify-targets", None),
+    ("POST", "/api/notify-targets", {"kind": "chat_a", "url": "https://hooks.example.com/b",
+                                     "account_id": "{owner}"}),
 ]
 # Paths with an id that are not the owner's to begin with: the administrators' own,
 # the service's public API and the telephone system's questions.
@@ -112,6 +119,8 @@ async def owned(api, services):
     enquiry = await services.diary.enquiries.take(call, caller_name="Jane", subject="Boiler",
                                                   message="Leaking.")
     ids["enquiry"] = str(enquiry["id"])
+    ids["target"] = await _id(await api.post("/api/notify-targets", headers=ann, json={
+        "kind": "chat_a", "url": "https://hooks.example.com/services/T000/B000/XXXX"}))
     return ann, ids
 
 
@@ -120,7 +129,8 @@ async def _snapshot(api, ann, ids) -> list[str]:
     paths = ["/api/agents/{agent}", "/api/projects/{project}", "/api/libraries/{library}",
              "/api/libraries/{library}/documents/{document}", "/api/chats/{chat}",
              "/api/profile/api-keys", "/api/profile/provider-keys", "/api/conflict-names",
-             "/api/diary", "/api/diary/appointments/{appointment}", "/api/enquiries/{enquiry}"]
+             "/api/diary", "/api/diary/appointments/{appointment}", "/api/enquiries/{enquiry}",
+             "/api/notify-targets/{target}"]
     seen = []
     for path in paths:
         response = await api.get(path.format(**ids), headers=ann)
@@ -139,6 +149,8 @@ async def test_every_owner_endpoint_answers_404_to_another_account(api, services
         assert response.json()["error"]["code"] == "not_found", (method, path)
     for method, path, body in NAMING_THE_OWNER:
         joiner = "&" if "?" in path else "?"
+        if isinstance(body, dict):  # some name the account in the body instead
+            body = {k: ids["owner"] if v == "{owner}" else v for k, v in body.items()}
         response = await api.request(method, f"{path}{joiner}account_id={ids['owner']}",
                                      headers=bob, json=body)
         assert response.status_code == 404, (method, path, response.text)
@@ -160,7 +172,7 @@ def _template(path: str) -> str:
     names = {"agent": "agent_id", "project": "project_id", "library": "library_id",
              "document": "document_id", "chat": "chat_id", "api_key": "key_id",
              "provider_key": "key_id", "name": "name_id", "appointment": "appointment_id",
-             "enquiry": "enquiry_id", "owner": "account_id"}
+             "enquiry": "enquiry_id", "owner": "account_id", "target": "target_id"}
     path = path.split("?")[0]
     for short, long in names.items():
         path = path.replace("{" + short + "}", "{" + long + "}")

@@ -49,7 +49,7 @@ async def test_stored_credentials_never_leak(api, services, encryption_key, capl
 
 async def test_no_secret_of_any_kind_leaks_over_a_run_touching_all(api, services, caplog):
     """API key, provider keys (the instance's and an account's own), tool secret,
-    carrier credential and shared secret: set, used, listed, changed and failed with,
+    carrier credential, shared secret and notification URL: set, used, listed, changed and failed with,
     and none of them in any answer, log line or audit entry. The one answer allowed to
     show a value is the one that mints an API key."""
     from tests.fakes.upstream import Behaviour, FakeUpstream
@@ -68,7 +68,8 @@ async def test_no_secret_of_any_kind_leaks_over_a_run_touching_all(api, services
                "own provider key": "sk-own-provider-key-0005",
                "tool secret": "tool-secret-header-value-0006",
                "carrier credential": "carrier-credential-0007",
-               "shared secret": "pbx-shared-secret-0008"}
+               "shared secret": "pbx-shared-secret-0008",
+               "notification URL": "/services/T0009/B0009/notification-url-path-0009"}
     with caplog.at_level(logging.DEBUG):
         async with FakeUpstream() as upstream:
             root = await api.as_new_user(services, "root@example.org", role="superadmin")
@@ -126,6 +127,15 @@ async def test_no_secret_of_any_kind_leaks_over_a_run_touching_all(api, services
                 "shared_secret": secrets["shared secret"], "provider": "pbx"})
             assert telephony.status_code == 200, telephony.text
             await api.get("/api/admin/telephony", headers=root)
+            target = await api.post("/api/notify-targets", headers=user, json={
+                "kind": "chat_a", "url": "https://hooks.example.com" + secrets["notification URL"]})
+            assert target.status_code == 201, target.text
+            await api.get(f"/api/notify-targets/{target.json()['id']}", headers=user)
+            await api.patch(f"/api/notify-targets/{target.json()['id']}", headers=user,
+                            json={"label": "Front desk"})
+            await api.get("/api/notify-targets", headers=user)
+            await api.get(f"/api/notify-targets?account_id={target.json()['account_id']}",
+                          headers=root)
             await api.get("/api/admin/telephony/preflight", headers=root)
             await api.get("/api/admin/settings", headers=root)
             await api.get("/api/admin/audit", headers=root)
