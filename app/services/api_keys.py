@@ -3,12 +3,14 @@
 A key acts as the user who minted it (same role, same reach); there are no scopes.
 Lookup is by SHA-256 fingerprint through a unique index, so timing does not depend on
 the secret. Revocation and expiry take effect on the very next request: nothing is
-cached. Counting a request against the per-minute limit is a single atomic statement
-(``core.ratelimit``), so the limit holds across server processes.
+cached. The per-minute limit is counted in the key's row by a single atomic statement,
+so it holds across server processes; a busy key's permits are claimed a few at a time
+(``core.ratelimit`` "Leases"), so its row does not serialise every request.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import hashlib
 import secrets
@@ -60,19 +62,33 @@ def public_view(row: dict[str, Any]) -> dict[str, Any]:
 _VIEW_COLUMNS = (ApiKey.id, ApiKey.name, ApiKey.prefix, ApiKey.created_at, ApiKey.expires_at,
                  ApiKey.last_used_at, ApiKey.revoked_at, ApiKey.account_id)
 
-_CONSUME = """
-UPDATE api_key SET
-    rate_used = CASE WHEN rate_window = $2 THEN rate_used + 1 ELSE 1 END,
-    rate_window = $2,
-    last_used_at = now()
-WHERE id = $1 AND revoked_at IS NULL AND (rate_window IS DISTINCT FROM $2 OR rate_used < $3)
-RETURNING rate_used
+# Every /v1 request runs this: one statement, by the fingerprint's unique index.
+_IDENTIFY = """
+SELECT k.id, a.id AS account_id, a.email, a.role, a.permissions
+FROM api_key k JOIN account a ON a.id = k.account_id
+WHERE k.fingerprint = $1 AND k.revoked_at IS NULL
+  AND (k.expires_at IS NULL OR k.expires_at > now()) AND a.deactivated_at IS NULL
+"""
+
+# Claim up to $4 permits of the window starting $2 for a key limited to $3 a window:
+# none once the window is used up (or the key revoked meanwhile).
+_CLAIM = """
+WITH current AS (
+    SELECT id, CASE WHEN rate_window = $2 THEN rate_used ELSE 0 END AS used
+    FROM api_key WHERE id = $1 AND revoked_at IS NULL FOR UPDATE
+)
+UPDATE api_key SET rate_used = current.used + LEAST($4, $3 - current.used),
+                   rate_window = $2, last_used_at = now()
+FROM current WHERE api_key.id = current.id AND current.used < $3
+RETURNING api_key.rate_used, LEAST($4, $3 - current.used) AS granted
 """
 
 
 class ApiKeys:
     def __init__(self, audit: AuditLog) -> None:
         self.audit = audit
+        self._leases: dict[UUID, ratelimit.Lease] = {}
+        self._claiming: dict[UUID, asyncio.Lock] = {}
 
     async def mint(self, identity: Identity, name: str,
                    expires_in_days: int | None) -> tuple[dict[str, Any], str]:
@@ -119,25 +135,42 @@ class ApiKeys:
         """The user a key acts as, or None: unknown, revoked, expired, or user deactivated."""
         if not value.startswith(KEY_PREFIX):
             return None
-        row = await ApiKey.select(
-            ApiKey.id, ApiKey.account_id.id, ApiKey.account_id.email, ApiKey.account_id.role,
-            ApiKey.account_id.permissions,
-        ).where(
-            (ApiKey.fingerprint == fingerprint(value))
-            & ApiKey.revoked_at.is_null()
-            & (ApiKey.expires_at.is_null() | (ApiKey.expires_at > dt.datetime.now(dt.UTC)))
-            & ApiKey.account_id.deactivated_at.is_null()
-        ).first()
+        async with db.fast_connection() as connection:
+            row = await connection.fetchrow(_IDENTIFY, fingerprint(value))
         if row is None:
             return None
-        return Identity(row["account_id.id"], row["account_id.email"], row["account_id.role"],
-                        frozenset(row["account_id.permissions"] or ()), api_key_id=row["id"])
+        return Identity(row["account_id"], row["email"], row["role"],
+                        frozenset(row["permissions"] or ()), api_key_id=row["id"])
 
     async def consume(self, key_id: UUID, limit: int) -> ratelimit.RateDecision:
-        """Count one request against the key's current window, or refuse it."""
+        """Count one request against the key's current window, or refuse it: from
+        this process's lease when it holds a permit, else by claiming more. Claims for
+        one key are made one at a time, so requests arriving together spend the
+        permits one claim brought instead of each claiming their own."""
         now = time.time()
-        window = dt.datetime.fromtimestamp(ratelimit.window_start(now), dt.UTC)
-        async with db.connection() as connection:
-            used = await connection.fetchval(_CONSUME, key_id, window, limit)
+        window = ratelimit.window_start(now)
+        used = self._spend(key_id, window)
+        if used is None:
+            async with self._claiming.setdefault(key_id, asyncio.Lock()):
+                used = self._spend(key_id, window)  # another claim may have refilled it
+                if used is None:
+                    used = await self._claim(key_id, window, limit)
         return ratelimit.decide(used, limit, now)
 
+    def _spend(self, key_id: UUID, window: float) -> int | None:
+        lease = self._leases.get(key_id)
+        return lease.spend(window) if lease is not None else None
+
+    async def _claim(self, key_id: UUID, window: float, limit: int) -> int | None:
+        moment = dt.datetime.fromtimestamp(window, dt.UTC)
+        async with db.fast_connection() as connection:
+            claimed = await connection.fetchrow(_CLAIM, key_id, moment, limit,
+                                                ratelimit.lease_size(limit))
+        if claimed is None:
+            return None
+        if len(self._leases) > 10_000:  # mostly keys of past windows
+            self._leases.clear()
+            self._claiming = {kid: lock for kid, lock in self._claiming.items() if lock.locked()}
+        lease = ratelimit.Lease(window, claimed["rate_used"], claimed["granted"])
+        self._leases[key_id] = lease
+        return lease.spend(window)

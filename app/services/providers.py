@@ -4,16 +4,23 @@ A model name resolves to exactly one provider: registering a name another provid
 already serves is refused. ``local`` is the built-in provider (``core.local_model``),
 always present, needing no network. A user's own key for a provider, when stored,
 replaces the instance key for that user's calls.
+
+``resolve`` is on the hot path of every ``/v1`` call: one statement finds the provider
+and the caller's own key together, and the answer is kept for ``cache_seconds`` (as
+runtime settings are). A change made through this process is seen at once; one made
+through another process within that window.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import time
 from dataclasses import dataclass
 from typing import Any, Iterable
 from uuid import UUID
 
 from adapters.providers import ProviderClient, Upstream, UpstreamError
+from app import db
 from app.crypto import EncryptionKeyMissing, SecretBox
 from app.http.errors import ApiError, Conflict, NotFound, Unprocessable
 from app.services.audit import AuditLog
@@ -21,6 +28,14 @@ from app.tables import Provider, ProviderKey
 
 LOCAL = "local"
 _KEY_PURPOSE = "provider.api_key"
+_RESOLVE = """
+SELECT p.name, p.base_url, p.api_key_enc, k.api_key_enc AS own_key_enc
+FROM provider p
+LEFT JOIN provider_key k ON k.provider_id = p.id AND k.account_id = $2
+WHERE p.enabled AND $1 = ANY(p.models)
+ORDER BY p.created_at
+LIMIT 1
+"""
 
 
 class ModelNotFound(ApiError):
@@ -66,10 +81,13 @@ def _check_names(name: str, base_url: str, models: Iterable[str]) -> list[str]:
 
 
 class Providers:
-    def __init__(self, box: SecretBox, audit: AuditLog, client: ProviderClient) -> None:
+    def __init__(self, box: SecretBox, audit: AuditLog, client: ProviderClient, *,
+                 cache_seconds: float = 1.0) -> None:
         self.box = box
         self.audit = audit
         self.client = client
+        self.cache_seconds = cache_seconds
+        self._resolved: dict[tuple[str, UUID | None], tuple[float, ResolvedModel]] = {}
 
     def _seal(self, api_key: str, field: str) -> str:
         try:
@@ -111,6 +129,7 @@ class Providers:
         row = Provider(name=name, base_url=base_url.rstrip("/"), models=models, enabled=enabled,
                        api_key_enc=self._seal(api_key, "api_key") if api_key else None)
         await row.save()
+        self._resolved.clear()
         await self.audit.record("provider.created", actor=actor, subject=str(row.id),
                                 data={"name": name, "models": models})
         return await self.find(row.id)
@@ -132,6 +151,7 @@ class Providers:
             key = changes["api_key"]
             values[Provider.api_key_enc] = self._seal(key, "api_key") if key else None
         await Provider.update(values).where(Provider.id == row["id"])
+        self._resolved.clear()
         await self.audit.record("provider.changed", actor=actor, subject=str(row["id"]),
                                 data={"fields": sorted(changes)})
         return await self.find(row["id"])
@@ -139,6 +159,7 @@ class Providers:
     async def delete(self, provider_id: str, *, actor: UUID) -> None:
         row = await self.find(provider_id)
         await Provider.delete().where(Provider.id == row["id"])
+        self._resolved.clear()
         await self.audit.record("provider.deleted", actor=actor, subject=str(row["id"]),
                                 data={"name": row["name"]})
 
@@ -163,21 +184,24 @@ class Providers:
         return sorted({m for row in rows for m in row["models"]} | {LOCAL})
 
     async def resolve(self, model: str, account_id: UUID | None) -> ResolvedModel:
+        """Where ``model`` goes for ``account_id`` (its own provider key first); 404
+        ``model_not_found`` when no enabled provider serves it."""
         if model == LOCAL:
             return ResolvedModel(LOCAL, LOCAL, None)
-        row = await Provider.select().where(
-            (Provider.enabled == True) & Provider.models.any(model)).order_by(  # noqa: E712
-            Provider.created_at).first()
+        now = time.monotonic()
+        cached = self._resolved.get((model, account_id))
+        if cached is not None and now - cached[0] < self.cache_seconds:
+            return cached[1]
+        async with db.connection() as connection:
+            row = await connection.fetchrow(_RESOLVE, model, account_id)
         if row is None:
             raise ModelNotFound(f"The model {model!r} does not exist or you do not have "
                                 "access to it.", field="model")
-        user_key = None
-        if account_id is not None:
-            own = await ProviderKey.select(ProviderKey.api_key_enc).where(
-                (ProviderKey.account_id == account_id) & (ProviderKey.provider_id == row["id"])
-            ).first()
-            user_key = own["api_key_enc"] if own else None
-        return ResolvedModel(model, row["name"], self.upstream_of(row, user_key))
+        resolved = ResolvedModel(model, row["name"], self.upstream_of(row, row["own_key_enc"]))
+        if len(self._resolved) > 10_000:  # many users and models: start again, not grow
+            self._resolved.clear()
+        self._resolved[(model, account_id)] = (now, resolved)
+        return resolved
 
     # -- a user's own keys --------------------------------------------------------
 
@@ -198,6 +222,7 @@ class Providers:
                                              api_key_enc=sealed)).on_conflict(
             target=(ProviderKey.account_id, ProviderKey.provider_id), action="DO UPDATE",
             values=[ProviderKey.api_key_enc])
+        self._resolved.clear()
         await self.audit.record("provider_key.stored", actor=account_id, subject=str(row["id"]))
 
     async def delete_own_key(self, account_id: UUID, key_id: str) -> None:
@@ -208,5 +233,6 @@ class Providers:
         deleted = await ProviderKey.delete().where(
             (ProviderKey.id == key_uuid) & (ProviderKey.account_id == account_id)).returning(
             ProviderKey.id)
+        self._resolved.clear()
         if not deleted:
             raise NotFound("No such key.")

@@ -2,13 +2,16 @@
 
 import asyncio
 import datetime as dt
+import time
 from dataclasses import dataclass
 
+import anyio
 import httpx
 import openai
 import pytest
 
 from app.tables import ApiKey, UsageEvent
+from core import ratelimit
 from tests.fakes.upstream import Behaviour, FakeUpstream
 
 pytestmark = pytest.mark.anyio
@@ -267,3 +270,29 @@ async def test_a_json_body_sent_as_curl_sends_it_by_default_is_read(v1):
         content=b'{"model": "fake-small", "messages": [{"role": "user", "content": "x"}]}')
     assert response.status_code == 200, response.text
     assert response.json()["choices"][0]["message"]["content"] == Behaviour().text
+
+
+async def test_a_busy_key_never_passes_its_limit_across_processes(v1):
+    from app.services.api_keys import ApiKeys
+
+    key_id = (await ApiKey.select(ApiKey.id).first())["id"]
+    processes = [v1.services.api_keys, ApiKeys(v1.services.audit)]  # two servers' views
+    limit = 300  # leases of three permits
+    if time.time() % 60 > 55:  # a burst straddling two windows would count twice
+        await anyio.sleep(61 - time.time() % 60)
+
+    async def one(index: int):
+        return await processes[index % 2].consume(key_id, limit)
+
+    async with anyio.create_task_group() as tasks:
+        decisions = []
+
+        async def run(index):
+            decisions.append(await one(index))
+
+        for index in range(400):
+            tasks.start_soon(run, index)
+    admitted = sum(d.allowed for d in decisions)
+    # Never more than the limit; early refusals at most what the other process holds.
+    assert limit - ratelimit.lease_size(limit) <= admitted <= limit
+    assert all(0 <= d.remaining <= limit for d in decisions)
