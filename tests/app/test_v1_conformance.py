@@ -13,7 +13,6 @@ import asyncio
 import os
 import re
 import secrets
-import signal
 import socket
 import subprocess
 import sys
@@ -27,6 +26,7 @@ import openai
 import pytest
 
 from tests.app.test_serve_process import free_port
+from tests.support.processes import stop_process
 
 pytestmark = pytest.mark.e2e
 
@@ -57,16 +57,6 @@ def _printed_once_serving(process: subprocess.Popen, log: Path) -> str:
             raise AssertionError(f"svc exited early:\n{printed}")
         time.sleep(0.1)
     raise AssertionError("svc did not start in time")
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @dataclass
@@ -145,7 +135,7 @@ def deployment(postgres, tmp_path_factory) -> Iterator[Deployment]:
         yield Deployment(servers, root)
     finally:
         for process in reversed(processes):
-            _stop(process)
+            stop_process(process)
         asyncio.run(postgres.drop(name))
 
 

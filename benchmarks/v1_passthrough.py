@@ -1,0 +1,317 @@
+"""What ``/v1`` passthrough costs: the same workload direct, through svc, and through peers.
+
+Every target is a process of its own on loopback, and every one relays to the same
+fake OpenAI-compatible upstream (``tests/fakes/upstream.py``, uvloop):
+
+- ``direct``: the upstream itself — the floor every ratio is taken against;
+- ``svc``: a real ``svc serve`` with every governance step on — the key looked up by
+  fingerprint, the per-key limit counted in PostgreSQL (set high enough never to
+  refuse), usage recorded per request — relaying through ``/v1`` passthrough;
+- ``relay-aiohttp`` / ``relay-httpx``: a bare BlackSheep route relaying with aiohttp's
+  client or httpx (``benchmarks/minimal_relay.py``), no governance at all;
+- ``litellm``: LiteLLM's proxy (``litellm[proxy]``, installed apart from the project by
+  ``tools/bench-setup-litellm``; left out with a note when it is not installed).
+
+The workload: one chat completion, non-streamed and streamed (``--chunks`` content
+chunks, usage asked), one at a time and at ``--concurrency`` requests at once (16 and
+64 by default), each cell for ``--seconds``. Printed per cell: requests/s, latency
+p50/p99, time to the first chunk (streams), and the ratios to direct — throughput,
+added p50/p99 latency, added time to first chunk. Then the goals (at least 20x
+LiteLLM's throughput and half the aiohttp relay's, at most 1.5 ms added p50) with the
+figures that decide them.
+
+Run from the repository root: ``.venv/bin/python -m benchmarks.v1_passthrough``
+(``--seconds``, ``--rounds``, ``--only``; ``--help`` for all). The machine is shared:
+keep ``--seconds`` short.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+import anyio
+import httpx
+
+from benchmarks.upstream_clients import start_upstream
+from tests.support.processes import stop_process
+
+ROOT = Path(__file__).resolve().parent.parent
+LITELLM = ROOT / ".venv-litellm" / "bin" / "litellm"
+MODEL = "fake-small"
+MESSAGES = [{"role": "user", "content": "Tell me about foxes."}]
+TARGETS = ("direct", "svc", "relay-aiohttp", "relay-httpx", "litellm")
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    base: str  #: ends in /v1
+    key: str
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _accepts(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def _wait_for(log: Path, process: subprocess.Popen, ready: str | int, seconds: float = 240
+              ) -> str:
+    """Wait until the output matches ``ready`` (a pattern) or the port ``ready`` accepts
+    connections; return the output so far."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        text = log.read_text(errors="replace")
+        if re.search(ready, text) if isinstance(ready, str) else _accepts(ready):
+            return text
+        if process.poll() is not None:
+            raise SystemExit(f"{process.args[:3]} exited early:\n{text[-3000:]}")
+        time.sleep(0.1)
+    raise SystemExit(f"{process.args[:3]} did not start in time")
+
+
+@contextmanager
+def _process(command: list[str], log: Path, ready: str | int,
+             env: dict[str, str] | None = None) -> Iterator[str]:
+    """Start ``command`` with its output in ``log``; yield that output once it is
+    ``ready`` (see ``_wait_for``); stop the process at the end."""
+    with log.open("w") as out:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                   env=env or os.environ.copy())
+    try:
+        yield _wait_for(log, process, ready)
+    finally:
+        stop_process(process)
+
+
+def _svc(stack: ExitStack, upstream: str, workdir: Path) -> Target:
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SVC__")}
+    env.update(SVC__STORAGE__DATA_DIR=str(workdir / "svc"), SVC__SERVER__PORT=str(port),
+               SVC__MESSAGE_ENCRYPTION_KEY=secrets.token_hex(32))
+    if os.environ.get("SVC__DATABASE__URL"):
+        env["SVC__DATABASE__URL"] = os.environ["SVC__DATABASE__URL"]
+    printed = stack.enter_context(_process([sys.executable, "-m", "app.cli", "serve"],
+                                           workdir / "svc.log", "svc is serving", env))
+    password = re.search(r"one-time password (\S+)", printed)
+    if password is None:
+        raise SystemExit("svc did not create a first superadmin: use an empty database")
+    base = f"http://127.0.0.1:{port}"
+    token = httpx.post(f"{base}/api/auth/login", json={
+        "email": "admin@localhost", "password": password.group(1)}).json()["token"]
+    root = {"Authorization": f"Bearer {token}"}
+    for method, path, body in (
+            ("POST", "/api/admin/providers", {"name": "bench", "base_url": upstream,
+                                              "api_key": "sk-bench", "models": [MODEL]}),
+            ("PUT", "/api/admin/settings/api.rate_per_min", {"value": 1_000_000})):
+        answer = httpx.request(method, f"{base}{path}", headers=root, json=body)
+        answer.raise_for_status()
+    minted = httpx.post(f"{base}/api/profile/api-keys", headers=root, json={"name": "bench"})
+    minted.raise_for_status()
+    return Target("svc", f"{base}/v1", minted.json()["key"])
+
+
+def _relay(stack: ExitStack, upstream: str, workdir: Path, client: str) -> Target:
+    printed = stack.enter_context(_process(
+        [sys.executable, "-m", "benchmarks.minimal_relay", "--upstream", upstream,
+         "--client", client], workdir / f"relay-{client}.log", r"listening on \d+"))
+    port = int(re.search(r"listening on (\d+)", printed).group(1))
+    return Target(f"relay-{client}", f"http://127.0.0.1:{port}/v1", "sk-bench")
+
+
+def _litellm(stack: ExitStack, upstream: str, workdir: Path) -> Target | None:
+    if not LITELLM.exists():
+        print(f"litellm: not installed ({LITELLM}); run tools/bench-setup-litellm",
+              file=sys.stderr)
+        return None
+    config = workdir / "litellm.yaml"
+    config.write_text(
+        "model_list:\n"
+        f"  - model_name: {MODEL}\n"
+        "    litellm_params:\n"
+        f"      model: openai/{MODEL}\n"
+        f"      api_base: {upstream}\n"
+        "      api_key: sk-bench\n"
+        "general_settings:\n"
+        "  master_key: sk-bench\n"
+        "litellm_settings:\n"
+        "  telemetry: false\n")
+    port = _free_port()
+    env = {**os.environ, "LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False",
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    stack.enter_context(_process(
+        [str(LITELLM), "--config", str(config), "--host", "127.0.0.1", "--port", str(port),
+         "--num_workers", "1"], workdir / "litellm.log", port, env))
+    return Target("litellm", f"http://127.0.0.1:{port}/v1", "sk-bench")
+
+
+# -- the load -----------------------------------------------------------------------------
+
+
+@dataclass
+class Cell:
+    rps: float
+    p50: float  #: ms
+    p99: float
+    ttfc: float | None  #: ms to the first body bytes, p50 (streams)
+
+
+async def _one(session: aiohttp.ClientSession, target: Target, stream: bool
+               ) -> tuple[float, float | None]:
+    body = {"model": MODEL, "messages": MESSAGES}
+    if stream:
+        body.update(stream=True, stream_options={"include_usage": True})
+    started = time.perf_counter()
+    first = None
+    async with session.post(f"{target.base}/chat/completions", json=body, headers={
+            "Authorization": f"Bearer {target.key}"}) as response:
+        if response.status != 200:
+            raise SystemExit(f"{target.name}: HTTP {response.status}: {await response.text()}")
+        if not stream:
+            await response.read()
+        else:
+            async for _ in response.content.iter_any():
+                if first is None:
+                    first = time.perf_counter() - started
+    return time.perf_counter() - started, first
+
+
+async def measure(target: Target, stream: bool, workers: int, seconds: float) -> Cell:
+    latencies: list[float] = []
+    firsts: list[float] = []
+    connector = aiohttp.TCPConnector(limit=0, force_close=False)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        async def worker() -> None:
+            while time.perf_counter() < deadline:
+                took, first = await _one(session, target, stream)
+                latencies.append(took)
+                if first is not None:
+                    firsts.append(first)
+
+        await asyncio.gather(*[_one(session, target, stream) for _ in range(workers)])  # warm
+        started = time.perf_counter()
+        deadline = started + seconds
+        async with anyio.create_task_group() as tasks:
+            for _ in range(workers):
+                tasks.start_soon(worker)
+        elapsed = time.perf_counter() - started
+    cuts = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else latencies * 99
+    ttfc = statistics.median(firsts) * 1000 if firsts else None
+    return Cell(len(latencies) / elapsed, cuts[49] * 1000, cuts[98] * 1000, ttfc)
+
+
+async def run_all(targets: list[Target], seconds: float, rounds: int,
+                  concurrency: list[int]) -> dict[tuple[str, int, str], Cell]:
+    """Each cell ``rounds`` times, targets interleaved so load from other processes
+    spreads over all of them; each figure is the median of its rounds."""
+    cells: dict[tuple[str, int, str], Cell] = {}
+    for stream in (False, True):
+        mode = "stream" if stream else "non-stream"
+        for workers in [1, *concurrency]:
+            results: dict[str, list[Cell]] = {t.name: [] for t in targets}
+            for _ in range(rounds):
+                for target in targets:
+                    results[target.name].append(await measure(target, stream, workers, seconds))
+            for name, measured in results.items():
+                ttfcs = [c.ttfc for c in measured if c.ttfc is not None]
+                cells[(mode, workers, name)] = Cell(
+                    statistics.median(c.rps for c in measured),
+                    statistics.median(c.p50 for c in measured),
+                    statistics.median(c.p99 for c in measured),
+                    statistics.median(ttfcs) if ttfcs else None)
+    return cells
+
+
+# -- the report ------------------------------------------------------------------------
+
+
+def print_table(cells: dict[tuple[str, int, str], Cell]) -> None:
+    header = ("mode", "conc", "target", "req/s", "p50 ms", "p99 ms", "ttfc ms", "x direct",
+              "+p50 ms", "+p99 ms", "+ttfc ms")
+    print("{:<10} {:>4} {:<13} {:>8} {:>7} {:>7} {:>7} {:>8} {:>7} {:>7} {:>8}".format(*header))
+    for (mode, workers, name), cell in cells.items():
+        direct = cells[(mode, workers, "direct")]
+        ttfc = f"{cell.ttfc:.2f}" if cell.ttfc is not None else "-"
+        extra = (f"{cell.ttfc - direct.ttfc:+.2f}" if cell.ttfc is not None
+                 and direct.ttfc is not None else "-")
+        print("{:<10} {:>4} {:<13} {:>8.0f} {:>7.2f} {:>7.2f} {:>7} {:>7.3f}x {:>+7.2f} "
+              "{:>+7.2f} {:>8}".format(mode, workers, name, cell.rps, cell.p50, cell.p99, ttfc,
+                                       cell.rps / direct.rps, cell.p50 - direct.p50,
+                                       cell.p99 - direct.p99, extra))
+
+
+def print_goals(cells: dict[tuple[str, int, str], Cell], concurrency: list[int]) -> None:
+    names = {name for _, _, name in cells}
+    if "svc" not in names:
+        return
+    print("\ngoals (svc passthrough, every governance step on):")
+    for mode in ("non-stream", "stream"):
+        added = cells[(mode, 1, "svc")].p50 - cells[(mode, 1, "direct")].p50
+        verdict = "met" if added <= 1.5 else "NOT met"
+        print(f"  {mode:<10} added p50, sequential: {added:.2f} ms (goal <= 1.5): {verdict}")
+        for workers in concurrency:
+            svc = cells[(mode, workers, "svc")].rps
+            for peer, goal in (("litellm", 20.0), ("relay-aiohttp", 0.5)):
+                if peer not in names:
+                    print(f"  {mode:<10} c={workers:<3} vs {peer}: not measured")
+                    continue
+                ratio = svc / cells[(mode, workers, peer)].rps
+                verdict = "met" if ratio >= goal else "NOT met"
+                print(f"  {mode:<10} c={workers:<3} throughput vs {peer:<13} {ratio:7.2f}x "
+                      f"(goal >= {goal:g}x): {verdict}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=2.0, help="measuring time per cell")
+    parser.add_argument("--rounds", type=int, default=1, help="rounds per cell; medians shown")
+    parser.add_argument("--chunks", type=int, default=20, help="content chunks per stream")
+    parser.add_argument("--concurrency", type=int, nargs="*", default=[16, 64])
+    parser.add_argument("--only", nargs="*", default=list(TARGETS), choices=TARGETS)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="v1bench-") as tmp, ExitStack() as stack:
+        workdir = Path(tmp)
+        upstream_process, upstream = start_upstream(args.chunks)
+        stack.callback(upstream_process.wait, 10)
+        stack.callback(upstream_process.terminate)
+        targets = [Target("direct", upstream, "sk-bench")]
+        if "svc" in args.only:
+            targets.append(_svc(stack, upstream, workdir))
+        for client in ("aiohttp", "httpx"):
+            if f"relay-{client}" in args.only:
+                targets.append(_relay(stack, upstream, workdir, client))
+        if "litellm" in args.only and (litellm := _litellm(stack, upstream, workdir)):
+            targets.append(litellm)
+        cells = asyncio.run(run_all(targets, args.seconds, args.rounds, args.concurrency))
+    print(f"loopback, {os.cpu_count()} cores; every target a process of its own; client on "
+          f"asyncio/aiohttp; {args.chunks} chunks per stream; median of {args.rounds} "
+          f"round(s) of {args.seconds:g} s per cell")
+    print_table(cells)
+    print_goals(cells, args.concurrency)
+
+
+if __name__ == "__main__":
+    main()
