@@ -10,8 +10,9 @@ closes the socket without a word (spec: telephony.md "Authentication", DESIGN.md
 
 ``CarrierTransport`` is the session's ``CallTransport``: caller μ-law is decoded to
 16-bit PCM; our 20 ms frames are encoded to μ-law, one ``media`` message each; the
-end of each utterance is marked; a barge-in sends ``clear``, after which returned
-marks count as cleared, not heard (``core.carrier_media``). Hanging up closes the
+end of each utterance is marked, and the utterance counts as finished when the mark
+comes back (the carrier's own queue has played out); a barge-in sends ``clear``, after
+which returned marks count as cleared, not heard (``core.carrier_media``). Hanging up closes the
 socket, and the carrier then asks the ``<Connect>`` action what to do next.
 """
 
@@ -46,6 +47,10 @@ IDENTIFY_SECONDS = 5.0
 #: Close code when the peer did not prove who it is: a policy violation, and no reason.
 CLOSE_UNIDENTIFIED = 1008
 TICKET_PARAMETER = "ticket"
+#: How long the end of an utterance waits for its mark to come back (the audio the
+#: carrier still had queued has then played); a carrier that does not return marks
+#: costs this much at the end of each utterance, no more.
+MARK_WAIT_SECONDS = 2.0
 
 CallT = TypeVar("CallT")
 
@@ -71,6 +76,8 @@ class CarrierTransport:
         self.connection = connection
         self._pending: deque[Event] = deque(pending or ())
         self._marks_sent = 0
+        self._awaited_marks: dict[str, anyio.Event] = {}
+        self.mark_wait_seconds = MARK_WAIT_SECONDS
         #: Returned marks whose audio the caller heard, and those a clear discarded.
         self.marks_heard = 0
         self.marks_cleared = 0
@@ -88,6 +95,9 @@ class CarrierTransport:
                         self.marks_heard += 1
                     else:
                         self.marks_cleared += 1
+                    returned = self._awaited_marks.pop(event.name, None)
+                    if returned is not None:
+                        returned.set()
             await self._read()
 
     async def _read(self) -> None:
@@ -121,10 +131,18 @@ class CarrierTransport:
             await self._flush()
 
     async def end_of_speech(self, utterance: int) -> None:
-        if self._streaming:
-            self._marks_sent += 1
-            self.connection.send_mark(f"u{utterance}.{self._marks_sent}")
-            await self._flush()
+        """Mark the end of the utterance and wait until the carrier returns the mark:
+        then the caller has heard it all (or a clear discarded the rest)."""
+        if not self._streaming:
+            return
+        self._marks_sent += 1
+        name = f"u{utterance}.{self._marks_sent}"
+        returned = self._awaited_marks[name] = anyio.Event()
+        self.connection.send_mark(name)
+        await self._flush()
+        with anyio.move_on_after(self.mark_wait_seconds):
+            await returned.wait()
+        self._awaited_marks.pop(name, None)
 
     async def stop_playback(self) -> None:
         if self._streaming:

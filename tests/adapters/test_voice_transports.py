@@ -197,9 +197,16 @@ def streaming() -> CarrierConnection:
     return connection
 
 
+def carrier(peer: TextPeer) -> CarrierTransport:
+    """A started stream whose utterances do not wait for their marks (nothing reads)."""
+    transport = CarrierTransport(peer, streaming())
+    transport.mark_wait_seconds = 0
+    return transport
+
+
 async def test_carrier_frames_are_mulaw_media_each_utterance_ends_with_a_mark():
     peer = TextPeer([])
-    transport = CarrierTransport(peer, streaming())
+    transport = carrier(peer)
     await transport.send_frame(FRAME)
     await transport.end_of_speech(0)
     media, end = peer.sent
@@ -210,7 +217,7 @@ async def test_carrier_frames_are_mulaw_media_each_utterance_ends_with_a_mark():
 
 async def test_carrier_barge_in_clears_and_marks_returned_after_it_count_as_cleared():
     peer = TextPeer([])
-    transport = CarrierTransport(peer, streaming())
+    transport = carrier(peer)
     await transport.send_frame(FRAME)
     await transport.end_of_speech(0)  # the opening, played
     first = peer.sent[-1]["mark"]["name"]
@@ -230,7 +237,7 @@ async def test_carrier_barge_in_clears_and_marks_returned_after_it_count_as_clea
 
 async def test_carrier_mark_returned_before_a_clear_was_heard():
     peer = TextPeer([])
-    transport = CarrierTransport(peer, streaming())
+    transport = carrier(peer)
     await transport.send_frame(FRAME)
     await transport.end_of_speech(0)
     peer.incoming = [mark(peer.sent[-1]["mark"]["name"])]
@@ -284,3 +291,26 @@ async def test_carrier_stream_whose_start_does_not_come_within_five_seconds_is_c
     with anyio.fail_after(10):
         await serve_carrier_stream(peer, None, None)  # type: ignore[arg-type]
     assert peer.sent == [] and peer.closed_with == 1008
+
+
+async def test_carrier_utterance_ends_when_its_mark_comes_back():
+    peer = TextPeer([])
+    transport = CarrierTransport(peer, streaming())
+    ended = anyio.Event()
+
+    async def speak() -> None:
+        await transport.send_frame(FRAME)
+        await transport.end_of_speech(0)
+        ended.set()
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(speak)
+            while not peer.sent or peer.sent[-1]["event"] != "mark":
+                await anyio.sleep(0.01)
+            assert not ended.is_set()  # the carrier has not played it yet
+            peer.incoming = [mark(peer.sent[-1]["mark"]["name"]), start()]
+            with pytest.raises(TransportBroken):  # the second start breaks the protocol
+                await transport.receive()
+            await ended.wait()
+    assert transport.marks_heard == 1
