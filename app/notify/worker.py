@@ -15,6 +15,9 @@ How rows move:
   drops the locks with its connection, the row is still ``pending``, and the next
   worker posts it again under the same ``Idempotency-Key``: a receiver that keeps the
   keys it has seen drops the repeat.
+* News of one subject reaches a target in order: a row waits while an earlier row of
+  the same subject for the same target is still pending (a booking being retried is
+  not overtaken by its cancellation). Other subjects are not held up.
 * Each attempt is recorded (``app.notify.attempts``) before and after the post.
 * A 2xx answer delivers. A failure worth repeating (``is_retryable``) waits by the
   retry schedule (``next_attempt_delay``: 30 s doubling to an hour, ten attempts);
@@ -58,6 +61,11 @@ _CLAIM = """
            o.attempts, o.created_at, t.kind, t.url_enc, t.secret_enc, t.enabled
     FROM notify_outbox o JOIN notify_target t ON t.id = o.target_id
     WHERE o.status = 'pending' AND o.next_attempt_at <= now()
+      AND NOT EXISTS (
+          SELECT 1 FROM notify_outbox earlier
+          WHERE earlier.target_id = o.target_id AND earlier.subject_id = o.subject_id
+            AND earlier.status = 'pending'
+            AND (earlier.created_at, earlier.id) < (o.created_at, o.id))
     ORDER BY o.next_attempt_at, o.id
     LIMIT $1
     FOR NO KEY UPDATE OF o SKIP LOCKED
@@ -151,6 +159,10 @@ class OutboxWorker:
                 handled = 0
             if handled < self.batch_size:
                 await asyncio.sleep(self.poll_seconds)
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None
 
     def start(self) -> None:
         if self._task is None:

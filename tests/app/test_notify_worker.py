@@ -20,6 +20,7 @@ from app.notify.outbox import enqueue
 from app.notify.worker import OutboxWorker
 from app.services.accounts import Identity
 from core.notifications import SIGNATURE_HEADER, verify_signature
+from tests.support.http import running_app
 from tests.support.receiver import Receiver
 from tests.support.settings import allow_loopback, set_runtime
 
@@ -268,3 +269,34 @@ async def test_the_background_worker_posts_without_anyone_waiting(services, owne
         finally:
             await background.stop()
     assert receiver.received[0].json()["@type"] == "MessageCard"
+
+
+async def test_news_of_one_subject_arrives_in_order(services, owner, switched_on, database):
+    """A booking being retried is not overtaken by its cancellation; another subject's
+    news is not held up meanwhile."""
+    receiver = Receiver(script=[500])
+    appointment, other = uuid.uuid4(), uuid.uuid4()
+    async with receiver as base:
+        await _target(services, owner, f"{base}/hook")
+        await _event(owner, appointment, text="Booked.")
+        await _event(owner, appointment, text="Cancelled.", event="appointment_cancelled")
+        await _event(owner, other, text="Other booked.")
+        posting = worker(services, schedule=no_wait)
+        while await posting.run_once():
+            pass
+    assert [got.json()["text"] for got in receiver.received] == [
+        "Booked.", "Other booked.", "Booked.", "Cancelled."]
+
+
+async def test_the_server_runs_the_worker_from_start_to_stop(services, owner, switched_on):
+    receiver = Receiver()
+    services.outbox_worker.poll_seconds = 0.05
+    async with receiver as base:
+        await _target(services, owner, f"{base}/hook")
+        async with running_app(services, scheduled_jobs=True):
+            assert services.outbox_worker.running
+            await _event(owner)
+            with anyio.fail_after(60):
+                await receiver.arrived.wait()
+        assert not services.outbox_worker.running  # stopped with the server
+    assert len(receiver.received) == 1

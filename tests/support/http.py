@@ -47,8 +47,9 @@ def free_socket() -> socket.socket:
 
 
 @contextlib.asynccontextmanager
-async def running_app(services: Services) -> AsyncIterator[ApiClient]:
-    app = create_app(services, own_pool=False, scheduled_jobs=False)
+async def running_app(services: Services, *,
+                      scheduled_jobs: bool = False) -> AsyncIterator[ApiClient]:
+    app = create_app(services, own_pool=False, scheduled_jobs=scheduled_jobs)
     sock = free_socket()
     port = sock.getsockname()[1]
     server = _EmbeddedServer(uvicorn.Config(app, lifespan="on", log_config=None,
