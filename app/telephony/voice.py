@@ -41,7 +41,6 @@ from app.services.access import reach_of_account
 from app.services.chats import Chats
 from app.services.pipeline import AgentProfile, Pipeline, TurnRequest, call_tool_policy, load_agent
 from app.services.settings import Settings, Snapshot
-from app.tables import Chat
 from app.telephony.call_context import CallContext
 from app.telephony.calls import CallLog
 from app.telephony.limits import RedeemedCall, TicketStore
@@ -203,7 +202,7 @@ class CallVoice:
         engines = await self.engines()
         reach = await reach_of_account(call.owner_id, line.owner_is_admin)
         agent = await load_agent(call.agent_id, reach)
-        chat_id = await self._open_transcript(call, agent)
+        chat_id = await self._open_transcript(call, agent, reach)
         context = CallContext(call.call_id, line.id, call.owner_id,
                               call.from_number if call.from_number.startswith("+") else "")
         call_agent = _CallAgent(self.pipeline, self.chats, chat_id, agent, reach,
@@ -223,13 +222,13 @@ class CallVoice:
         return _Line(row["id"], row["greeting"], row["notice"], row["record_calls"],
                      row["transfer_e164"], row["owner_role"] in ("admin", "superadmin"))
 
-    async def _open_transcript(self, call: RedeemedCall, agent: AgentProfile) -> UUID:
-        chat = Chat(owner_id=call.owner_id, agent_id=agent.id, source="telephone",
-                    title=f"{TITLE_PREFIX}{call.from_number}"[:200])
-        await chat.save()
+    async def _open_transcript(self, call: RedeemedCall, agent: AgentProfile,
+                               reach: Reach) -> UUID:
+        chat = await self.chats.create(reach, agent.id, source="telephone",
+                                       title=f"{TITLE_PREFIX}{call.from_number}"[:200])
         async with db.connection() as connection:
-            await connection.execute(_LINK_CHAT, call.call_id, chat.id)
-        return chat.id
+            await connection.execute(_LINK_CHAT, call.call_id, chat["id"])
+        return chat["id"]
 
     async def _recorder(self, call_id: UUID) -> CallRecorder | None:
         try:
