@@ -100,6 +100,8 @@ SCREENS: tuple[Screen, ...] = (
            "Telephone settings, readiness checks and lines.", line_managers),
     Screen("/admin/telephone/calls", "calls", "Call log", "Admin",
            "Calls on every line, with transcripts and recordings.", line_managers),
+    Screen("/admin/telephone/messages", "messages", "Messages", "Admin",
+           "Messages taken on every line.", line_managers),
 )
 
 #: the call detail page is reached from the call log, not the navigation

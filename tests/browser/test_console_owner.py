@@ -142,6 +142,12 @@ def test_an_enquiry_changes_status_in_place(page, console, accounts):
     page.reload()
     settled(page)
     expect(page.get_by_label("Status of the message from Grace Hopper")).to_have_value("in_hand")
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, ROOT)  # every line's messages, read only
+    open_screen(page, "Messages")
+    row = page.locator("#messages").get_by_role("row", name=re.compile("Grace Hopper"))
+    expect(row).to_contain_text(OWNER)
+    expect(row).to_contain_text("in hand")
 
 
 @pytest.fixture
@@ -203,3 +209,25 @@ def test_a_notification_target_shows_only_its_host_and_its_test_result(page, con
     assert len(received) == 1
     expect(row).to_contain_text("delivered")
     screenshot(page, "notification-targets")
+
+
+def test_the_compliance_view_says_what_callers_hear_and_what_is_kept(page, console, accounts):
+    require_api(console, "GET", "/api/telephony/compliance")
+    from app.services.accounts import Identity
+
+    services = console.services
+    root = Identity.from_row(console.run(services.accounts.authenticate(ROOT, PASSWORD,
+                                                                        "127.0.0.1")))
+    agent = console.run(services.agents.create(root, {"name": "Surgery", "model": "local"}))
+    console.run(services.telephony.lines.create(root, {
+        "e164": "+441632960111", "agent_id": agent["id"], "owner_user_id": str(accounts["id"]),
+        "label": "Surgery", "record_calls": True, "recording_days": 90,
+        "transcript_days": 365}))
+    sign_in(page, OWNER)
+    open_screen(page, "Compliance")
+    card = page.locator("#compliance section").filter(has_text="+441632960111")
+    expect(card).to_contain_text("This call is recorded.")
+    expect(card).to_contain_text("every call, kept 90 days")
+    expect(card).to_contain_text("365 days")
+    expect(card).to_contain_text("kept until deleted by hand")  # the log: 0 days
+    screenshot(page, "compliance")

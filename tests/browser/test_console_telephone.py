@@ -111,6 +111,17 @@ def test_telephone_settings_checks_and_a_line_from_registration_to_enabled(page)
     expect(checks.get_by_role("row", name=re.compile("^lines"))).to_contain_text("pass")
     screenshot(page, "telephone")
 
+    page.get_by_label("Number", exact=True).fill("0044 20 7946 0999")
+    page.get_by_label("Agent", exact=True).select_option(label="Reception")
+    page.get_by_label("Account the line answers for", exact=True).select_option(label=OWNER)
+    page.get_by_role("button", name="Register line").click()
+    spare = page.locator("#lines").get_by_role("row", name=re.compile(r"\+442079460999"))
+    expect(spare).to_contain_text("disabled")
+    spare.get_by_role("button", name="Release +442079460999").click()
+    page.get_by_role("dialog").get_by_role("button", name="Confirm").click()
+    expect(page.get_by_role("status")).to_contain_text("+442079460999 is released")
+    expect(page.locator("#lines").get_by_role("row")).to_have_count(1)
+
 
 async def _calls_on_the_line(console) -> str:
     """Thirty finished calls on the line; the newest has a transcript and a recording."""

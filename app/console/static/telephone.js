@@ -134,7 +134,8 @@ async function loadChoices() {
     for (const user of users) names.owners.set(user.id, user.email);
     options($("#l-owner"), users, (u) => `${u.email}${u.role === "user" ? "" : ` (${u.role})`}`, (u) => u.id,
       "Choose an account");
-  } catch {
+  } catch (error) {
+    if (error.status !== 403) throw error;
     // Only administrators list accounts: others give the account's id.
     $("#l-owner").replaceWith(el("input", { id: "l-owner", name: "owner_user_id", required: true,
       placeholder: "account id" }));
