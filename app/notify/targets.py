@@ -211,6 +211,21 @@ class NotifyTargets:
         await self.audit.record("notify.target.deleted", actor=identity.account_id,
                                 subject=str(row["id"]), data={"host": row["host"]})
 
+    async def attempts(self, identity: Identity, target_id: str,
+                       limit: int = 50) -> list[dict[str, Any]]:
+        """The latest attempts to post to the target, newest first, with the event each
+        was for (``test`` for a live test) — never the text, which names the caller."""
+        row = await self._row(identity, target_id)
+        rows = await NotifyAttempt.raw(
+            "SELECT a.number, a.result, a.status_code, a.detail, a.started_at, "
+            "coalesce(o.event, 'test') AS event, o.status AS notification_status "
+            "FROM notify_attempt a LEFT JOIN notify_outbox o ON o.id = a.outbox_id "
+            "WHERE a.target_id = {} ORDER BY a.started_at DESC, a.id DESC LIMIT {}",
+            row["id"], limit)
+        return [{**_attempt_view(attempt), "number": attempt["number"],
+                 "event": attempt["event"],
+                 "notification_status": attempt["notification_status"]} for attempt in rows]
+
     async def test(self, identity: Identity, target_id: str) -> dict[str, Any]:
         """Post a fixed test line now and record the attempt; 409 while outward
         notifications are off (spec: "Nothing is sent until an administrator switches

@@ -5,7 +5,8 @@ reduced to host"; ``POST /api/notify-targets/{id}/test`` sends a live test. The 
 is write-only; a webhook target's signing secret is shown once, in the answer that
 made or rotated it. An administrator may name another account with ``account_id``
 (query for the list, body for a new target); anyone else sees only their own, and
-another account's target answers 404.
+another account's target answers 404. ``GET …/{id}/attempts`` lists the latest
+attempts to post to a target, so its owner can see why news does not arrive.
 """
 
 from __future__ import annotations
@@ -90,6 +91,11 @@ async def test_target(request: Request, svc: Services, target_id: str) -> Respon
     return json_response(200, await svc.notify_targets.test(identity, target_id))
 
 
+async def list_attempts(request: Request, svc: Services, target_id: str) -> Response:
+    identity = await signed_in(request, svc)
+    return json_response(200, {"data": await svc.notify_targets.attempts(identity, target_id)})
+
+
 def register(router: Router) -> None:
     router.add_get("/api/notify-targets", list_targets)
     router.add_post("/api/notify-targets", create_target)
@@ -97,3 +103,4 @@ def register(router: Router) -> None:
     router.add_patch("/api/notify-targets/{target_id}", change_target)
     router.add_delete("/api/notify-targets/{target_id}", delete_target)
     router.add_post("/api/notify-targets/{target_id}/test", test_target)
+    router.add_get("/api/notify-targets/{target_id}/attempts", list_attempts)

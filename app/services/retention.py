@@ -12,6 +12,10 @@ file; and a recording file whose call row is gone is deleted too. A call still i
 progress is never touched, and calls of a released line (whose periods are gone with
 it) are kept. Only counts reach the audit trail (``telephony.retention.swept``).
 
+Outward notifications: finished outbox rows (delivered, failed, suppressed) and the
+record of their attempts go after ``NOTIFICATION_DAYS``: their line names a caller,
+and once posted it has no further use here. Pending rows are never removed.
+
 Appointments, enquiries and the screening list are never touched here.
 """
 
@@ -53,6 +57,21 @@ WHERE c.id = ANY($2::uuid[]) AND l.recording_days > 0 AND c.outcome <> 'in_progr
 
 _KNOWN_CALLS = "SELECT id FROM telephony_call WHERE id = ANY($1::uuid[])"
 
+#: How long the record of a finished notification is kept.
+NOTIFICATION_DAYS = 30
+
+_FINISHED_NOTIFICATIONS = """
+DELETE FROM notify_outbox
+WHERE status <> 'pending' AND finished_at < $1::timestamptz - make_interval(days => $2)
+RETURNING id
+"""
+
+# A live test's attempt has no outbox row to go with.
+_OLD_TEST_ATTEMPTS = """
+DELETE FROM notify_attempt
+WHERE outbox_id IS NULL AND started_at < $1::timestamptz - make_interval(days => $2)
+"""
+
 
 class Retention:
     def __init__(self, settings: Settings, audit: AuditLog,
@@ -68,6 +87,13 @@ class Retention:
         cutoff = now - dt.timedelta(days=days)
         removed = await Chat.delete().where(
             (Chat.source == "api") & (Chat.created_at < cutoff)).returning(Chat.id)
+        return len(removed)
+
+    async def sweep_notifications(self, now: dt.datetime) -> int:
+        """Finished notifications older than ``NOTIFICATION_DAYS``; how many went."""
+        async with db.connection() as connection:
+            removed = await connection.fetch(_FINISHED_NOTIFICATIONS, now, NOTIFICATION_DAYS)
+            await connection.execute(_OLD_TEST_ATTEMPTS, now, NOTIFICATION_DAYS)
         return len(removed)
 
     async def _remove_recordings(self, call_ids: list[Any]) -> int:
@@ -101,8 +127,9 @@ class Retention:
 
     async def sweep(self, now: dt.datetime) -> dict[str, Any]:
         """One daily sweep; returns and audits the counts."""
-        counts: dict[str, Any] = {"api_chats": await self.sweep_api_chats(now)}
-        if counts["api_chats"]:
+        counts: dict[str, Any] = {"api_chats": await self.sweep_api_chats(now),
+                                  "notifications": await self.sweep_notifications(now)}
+        if counts["api_chats"] or counts["notifications"]:
             await self.audit.record("retention.swept", data=dict(counts))
         telephony = await self.sweep_telephony(now)
         if telephony is not None:

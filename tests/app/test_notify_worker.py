@@ -300,3 +300,47 @@ async def test_the_server_runs_the_worker_from_start_to_stop(services, owner, sw
                 await receiver.arrived.wait()
         assert not services.outbox_worker.running  # stopped with the server
     assert len(receiver.received) == 1
+
+
+async def test_the_owner_sees_each_attempt_and_a_stranger_does_not(api, services, owner,
+                                                                   switched_on):
+    receiver = Receiver(script=[500])
+    async with receiver as base:
+        headers = {"Authorization": "Bearer " + await _session(services, owner)}
+        target = await _target(services, owner, f"{base}/hook")
+        await _event(owner)
+        posting = worker(services, schedule=no_wait)
+        while await posting.run_once():
+            pass
+        await api.post(f"/api/notify-targets/{target['id']}/test", headers=headers)
+    listed = await api.get(f"/api/notify-targets/{target['id']}/attempts", headers=headers)
+    assert [(a["event"], a["number"], a["result"], a["status_code"])
+            for a in listed.json()["data"]] == [
+        ("test", 1, "delivered", 200), ("appointment_booked", 2, "delivered", 200),
+        ("appointment_booked", 1, "failed", 500)]
+    assert LINE not in listed.text
+    stranger = await api.as_new_user(services, "stranger@example.com")
+    assert (await api.get(f"/api/notify-targets/{target['id']}/attempts",
+                          headers=stranger)).status_code == 404
+
+
+async def _session(services, identity: Identity) -> str:
+    token, _ = await services.sessions.open(identity.account_id)
+    return token
+
+
+async def test_finished_notifications_are_swept_after_thirty_days(services, owner,
+                                                                  switched_on, database):
+    receiver = Receiver(script=[404])
+    async with receiver as base:
+        await _target(services, owner, f"{base}/hook")
+        for text in ("Refused with 404.", "Delivered.", "Pending."):
+            await _event(owner, text=text)
+        await worker(services, batch_size=2, schedule=no_wait).run_once()
+    await _rows(database, "UPDATE notify_outbox SET finished_at = finished_at - interval "
+                          "'31 days', next_attempt_at = now() + interval '1 day' "
+                          "WHERE status <> 'pending'")
+    counts = await services.retention.sweep(dt.datetime.now(dt.UTC))
+    assert counts["notifications"] == 2
+    assert [row["status"] for row in await _outbox(database)] == ["pending"]
+    assert await _attempts(database) == []
