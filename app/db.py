@@ -23,11 +23,31 @@ import asyncpg
 
 os.environ.setdefault("PICCOLO_CONF", "app.piccolo_conf")
 
+import asyncpg  # noqa: E402
 from piccolo.apps.migrations.commands.forwards import run_forwards  # noqa: E402
 
 from app.piccolo_conf import DB  # noqa: E402
 
 log = logging.getLogger("svc.db")
+
+
+#: What a query meets while PostgreSQL is stopped, restarting or out of reach: the
+#: connection refused or gone, the server shutting down or not yet accepting. The
+#: service answers these with 503 (try again), not 500, and fails closed where a
+#: decision needed the database.
+UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (
+    asyncpg.PostgresConnectionError, asyncpg.OperatorInterventionError,
+    asyncpg.InterfaceError, OSError, TimeoutError)
+
+
+def is_unavailable(error: BaseException) -> bool:
+    """Whether ``error`` (or what caused it) says the database could not be reached."""
+    seen = 0
+    while error is not None and seen < 5:
+        if isinstance(error, UNAVAILABLE_ERRORS):
+            return True
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return False
 
 
 class MigrationFailed(Exception):

@@ -3,7 +3,8 @@
 Routes raise :class:`ApiError` (or a subclass); the handlers registered here render
 ``{"error": {"code", "message", "field"}}`` with its status. Anything else that escapes
 a route is logged with the request id and answered with a bare 500 in the same shape,
-never a stack trace.
+never a stack trace — except a database that cannot be reached, which is 503 with
+``Retry-After`` (the OpenAI shape under ``/v1``, like every error there).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any
 
 from blacksheep import Content, Request, Response
 from blacksheep.exceptions import HTTPException
+
+from app.db import is_unavailable
 
 log = logging.getLogger("svc.http")
 
@@ -126,6 +129,12 @@ async def _on_http_exception(app: Any, request: Request, error: HTTPException) -
 
 async def _on_unhandled(app: Any, request: Request, error: Exception) -> Response:
     cause = getattr(error, "source_error", None) or error
+    if is_unavailable(cause):
+        # The database stopped or is out of reach: a condition to wait out, not a bug.
+        log.warning("database unavailable", extra={"error": type(cause).__name__})
+        return render_error(request, 503, "database_unavailable",
+                            "The service cannot reach its database; try again shortly.",
+                            headers={"Retry-After": "5"})
     log.error("unhandled error", exc_info=cause)
     return render_error(request, 500, "internal_error", "Something went wrong on our side.")
 

@@ -3,7 +3,8 @@ what (declared in ``core.settings``).
 
 Reads go through a snapshot of the overrides cached for ``cache_seconds``; a write made
 by this process drops its cache at once, and other processes see it within the cache
-window, so a runtime value wins without a restart.
+window, so a runtime value wins without a restart. While the database cannot be
+reached the last snapshot read stays in force.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Mapping
 
 from app.config import BootConfig
 from app.crypto import EncryptionKeyMissing, SecretBox
+from app.db import UNAVAILABLE_ERRORS
 from app.http.errors import Conflict, NotFound, Unprocessable
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
@@ -55,7 +57,15 @@ class Settings:
         now = time.monotonic()
         if self._cached is not None and now - self._cached[0] < self.cache_seconds:
             return self._cached[1]
-        rows = await RuntimeSetting.select(RuntimeSetting.key, RuntimeSetting.value)
+        try:
+            rows = await RuntimeSetting.select(RuntimeSetting.key, RuntimeSetting.value)
+        except UNAVAILABLE_ERRORS:
+            if self._cached is None:
+                raise
+            # The database is out of reach: the last values read stay in force, so
+            # the surfaces that decide from settings alone keep deciding (and the
+            # telephone paths reach the admission that refuses calls lookup_failed).
+            return self._cached[1]
         overrides = {row["key"]: json.loads(row["value"]) if row["value"] is not None else None
                      for row in rows if row["key"] in registry.REGISTRY}
         self._cached = (now, overrides)

@@ -2,8 +2,9 @@
 
 ``record`` never makes a caller wait: it buffers the row and returns. The write
 still happens when the caller's own task is being cancelled (a client disconnecting
-mid-stream), because it runs in a task of its own; ``drain`` waits for pending writes
-at shutdown so none is lost. Rows go through the fast connection
+mid-stream), because it runs in a task of its own; rows that meet an unreachable
+database wait for it to come back; ``drain`` waits for pending writes at shutdown so
+none is lost. Rows go through the fast connection
 (``app.db.fast_connection``): usage is written on every call, and its commit
 need not wait for the disk.
 """
@@ -24,6 +25,9 @@ log = logging.getLogger("svc.usage")
 
 OUTCOMES = ("ok", "error", "client_disconnected")
 SOURCES = ("app", "api", "telephone")
+# Rows that meet an unreachable database are written again, from half a second up to
+# every ten, for at most ten minutes.
+RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS, RETRY_FOR_SECONDS = 0.5, 10.0, 600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +68,27 @@ class Usage:
             self._writer = asyncio.get_running_loop().create_task(self._write())
 
     async def _write(self) -> None:
+        delay, waited = RETRY_FIRST_SECONDS, 0.0
         while self._buffer:
             batch, self._buffer = self._buffer, []
             columns = [[getattr(entry, name) for entry in batch] for name in _FIELDS]
             try:
                 async with db.fast_connection() as connection:
                     await connection.execute(_INSERT, *columns)
+                delay, waited = RETRY_FIRST_SECONDS, 0.0
+            except db.UNAVAILABLE_ERRORS:
+                # The calls were answered, so their usage is owed: keep the rows and
+                # try again until the database is back (bounded, so a database that
+                # never returns cannot grow the buffer without end).
+                if waited >= RETRY_FOR_SECONDS:
+                    log.error("usage not recorded: the database stayed unreachable",
+                              extra={"rows": len(batch)})
+                    continue
+                log.warning("usage waits for the database", extra={"rows": len(batch)})
+                self._buffer = batch + self._buffer
+                await asyncio.sleep(delay)
+                waited += delay
+                delay = min(delay * 2, RETRY_MAX_SECONDS)
             except Exception:  # a lost usage row must never fail the call it describes
                 log.exception("usage not recorded", extra={"rows": len(batch)})
 
