@@ -67,9 +67,12 @@ def _attempt_view(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def open_target(box: SecretBox, row: dict[str, Any]) -> tuple[str | None, bytes | None]:
-    """The url and signing secret in clear; the url is None when it cannot be opened
-    (the key changed), which fails the post closed."""
+    """The url and signing secret in clear. The url is None when the url or a stored
+    secret cannot be opened (the key changed): the post then fails closed rather than
+    going out unsigned."""
     secret = box.open(row["secret_enc"], SECRET_PURPOSE)
+    if row["secret_enc"] is not None and secret is None:
+        return None, None
     return box.open(row["url_enc"], URL_PURPOSE), secret.encode() if secret else None
 
 

@@ -344,3 +344,18 @@ async def test_finished_notifications_are_swept_after_thirty_days(services, owne
     assert counts["notifications"] == 2
     assert [row["status"] for row in await _outbox(database)] == ["pending"]
     assert await _attempts(database) == []
+
+
+async def test_a_target_that_cannot_be_unsealed_fails_closed(services, owner, switched_on,
+                                                             database):
+    """After the encryption key changed, neither the url nor the signing secret opens:
+    nothing is posted (least of all unsigned), and the row fails for good."""
+    receiver = Receiver()
+    async with receiver as base:
+        await _target(services, owner, f"{base}/hook")
+        await _rows(database, "UPDATE notify_target SET secret_enc = 'v1.AAAA'")
+        await _event(owner)
+        assert await worker(services, schedule=no_wait).run_once() == 1
+    [row] = await _outbox(database)
+    assert row["status"] == "failed" and "cannot be read" in row["last_error"]
+    assert receiver.received == [] and await _attempts(database) == [(1, "failed", None)]
