@@ -126,12 +126,15 @@ class _CallAgent:
                 elif isinstance(event, Finished):
                     finished = event
         text = finished.text if finished is not None and finished.finish_reason != "error" else ""
-        if not spoken:
+        if not spoken and self.ending() is None:
+            # Silence would leave the caller wondering; a call the agent is ending (or
+            # putting through) needs no apology.
             text = NO_ANSWER_TEXT
             yield text
-        await self.chats.append(self.chat_id, "assistant", text,
-                                finished.citations if finished is not None else ())
-        self.history.append({"role": "assistant", "content": text})
+        if text:
+            await self.chats.append(self.chat_id, "assistant", text,
+                                    finished.citations if finished is not None else ())
+            self.history.append({"role": "assistant", "content": text})
 
     def ending(self) -> CallInput | None:
         # spec: "Screening list" — a transfer only once the gate let it through, and
