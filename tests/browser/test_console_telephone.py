@@ -201,6 +201,15 @@ def test_the_call_log_filters_pages_and_opens_a_call_with_transcript_and_recordi
     assert player.evaluate("p => p.duration") == pytest.approx(1.0, abs=0.05)
     assert player.evaluate("p => p.error") is None
     screenshot(page, "call-with-recording")
+    page.get_by_role("button", name="Delete the recording").click()
+    page.get_by_role("dialog").get_by_role("button", name="Confirm").click()
+    expect(page.get_by_role("status")).to_have_text("The recording is deleted.")
+    assert not (console.services.boot.recordings_dir / f"{newest}.wav").exists()
+    page.reload()
+    settled(page)
+    page.get_by_role("button", name="Play the recording").click()
+    expect(page.locator("#recording")).to_contain_text("no recording of this call")
+    expect(page.locator("#transcript")).to_contain_text("80 pounds")  # the words stay
 
 
 async def _usage(console) -> None:

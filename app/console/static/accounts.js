@@ -29,11 +29,11 @@ async function load() {
   fillRows($("#accounts"), data, [
     { value: (a) => a.email },
     { value: (a) => a.role },
-    { value: (a) => a.permissions.join(", ") || "none" },
+    { value: (a) => (a.role === "user" ? a.permissions.join(", ") || "none" : "all, by role") },
     { value: (a) => (a.deactivated ? "deactivated" : "active") },
     { value: (a) => el("div", { class: "actions" },
         el("button", { type: "button", class: "secondary", "aria-label": `Manage ${a.email}`, onclick: guarded(() => choose(a)) }, "Manage"),
-        el("button", { type: "button", class: a.deactivated ? "secondary" : "danger",
+        a.id === main.dataset.me ? null : el("button", { type: "button", class: a.deactivated ? "secondary" : "danger",
           "aria-label": `${a.deactivated ? "Reactivate" : "Deactivate"} ${a.email}`, onclick: guarded(async () => {
             if (!a.deactivated && !(await confirmAction(`Deactivate ${a.email}? Their sessions end at once and their lines refuse calls.`))) return;
             await api("PATCH", `/api/admin/users/${a.id}`, { deactivated: !a.deactivated });

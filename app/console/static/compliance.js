@@ -14,7 +14,8 @@ function line(l) {
     ["Transcripts", days(l.retention.transcript_days)],
     ["Call log entries", days(l.retention.log_days)],
     ["Screening list", l.screening_list.exists ? `${l.screening_list.size} names: transfers wait for a clear check` : "none"],
-    ["Outward notifications", l.notifications.on ? `sent to ${l.notifications.enabled_targets} targets`
+    ["Outward notifications", l.notifications.on
+      ? `sent to ${l.notifications.enabled_targets} ${l.notifications.enabled_targets === 1 ? "target" : "targets"}`
       : l.notifications.switched_on ? "no enabled target" : "switched off for the whole service"],
   ];
   return el("section", { class: "card" },
