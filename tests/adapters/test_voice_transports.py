@@ -314,3 +314,32 @@ async def test_carrier_utterance_ends_when_its_mark_comes_back():
                 await transport.receive()
             await ended.wait()
     assert transport.marks_heard == 1
+
+
+async def test_the_listener_sets_tcp_nodelay_on_every_call():
+    import socket
+
+    from anyio.abc import SocketAttribute
+
+    from adapters.voice.audiosocket import bind_audiosocket, serve_audiosockets
+
+    listener = await bind_audiosocket("127.0.0.1:0")
+    port = listener.extra(SocketAttribute.local_port)
+    seen: list[int] = []
+
+    async def redeem(token: str):
+        return token
+
+    async def answer(transport, call):
+        raw = transport.stream.extra(SocketAttribute.raw_socket)
+        seen.append(raw.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+        await transport.hang_up()
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(serve_audiosockets, listener, redeem, answer)
+            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                await stream.send(HEADER.pack(0x01, 16) + uuid.uuid4().bytes)
+                assert await stream.receive() == HEADER.pack(0x00, 0)  # our hangup
+            tasks.cancel_scope.cancel()
+    assert seen == [1]
