@@ -91,7 +91,12 @@ async def serve_audiosockets(listener: SocketListener,
         raw = stream.extra(SocketAttribute.raw_socket, None)
         if raw is not None and raw.family in (socket.AF_INET, socket.AF_INET6):
             raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        await serve_audiosocket(stream, redeem, answer)
+        try:
+            await serve_audiosocket(stream, redeem, answer)
+        except Exception:
+            # One call's fault (the ticket store unreachable, a bug) must not take the
+            # listener, and every other call on it, down.
+            log.exception("an AudioSocket call failed")
 
     async with listener:
         await listener.serve(handle)

@@ -200,14 +200,19 @@ async def serve_carrier_stream(socket: TextSocket,
     except Exception:
         log.debug("media stream failed before start", exc_info=True)
     call = None
-    if started is not None:
-        ticket = started[0].custom_parameters.get(TICKET_PARAMETER, "")
-        call = await redeem(ticket) if ticket else None
+    try:
+        if started is not None:
+            ticket = started[0].custom_parameters.get(TICKET_PARAMETER, "")
+            call = await redeem(ticket) if ticket else None
+    except Exception:
+        log.exception("the media stream's ticket could not be redeemed")
     if call is None:
         await _close(socket, CLOSE_UNIDENTIFIED)  # without a word
         return
     transport = CarrierTransport(socket, connection, started[1])
     try:
         await answer(transport, call)
+    except Exception:
+        log.exception("a carrier call failed")  # the carrier is told nothing more
     finally:
         await _close(socket, 1000)

@@ -343,3 +343,56 @@ async def test_the_listener_sets_tcp_nodelay_on_every_call():
                 assert await stream.receive() == HEADER.pack(0x00, 0)  # our hangup
             tasks.cancel_scope.cancel()
     assert seen == [1]
+
+
+async def test_a_failing_call_does_not_take_the_listener_down():
+    from anyio.abc import SocketAttribute
+
+    from adapters.voice.audiosocket import bind_audiosocket, serve_audiosockets
+
+    listener = await bind_audiosocket("127.0.0.1:0")
+    port = listener.extra(SocketAttribute.local_port)
+    calls = 0
+
+    async def redeem(token: str):
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise OSError("the ticket store is unreachable")
+        return token
+
+    async def answer(transport, call):
+        await transport.hang_up()
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(serve_audiosockets, listener, redeem, answer)
+            for expected in (b"", HEADER.pack(0x00, 0)):  # closed silently, then answered
+                async with await connect_presenting_an_identifier(port) as stream:
+                    assert await read_all(stream) == expected
+            tasks.cancel_scope.cancel()
+
+
+async def connect_presenting_an_identifier(port: int):
+    stream = await anyio.connect_tcp("127.0.0.1", port)
+    await stream.send(HEADER.pack(0x01, 16) + uuid.uuid4().bytes)
+    return stream
+
+
+async def read_all(stream) -> bytes:
+    data = b""
+    try:
+        while True:
+            data += await stream.receive()
+    except (anyio.EndOfStream, anyio.BrokenResourceError):
+        return data
+
+
+async def test_a_failing_carrier_call_closes_its_stream_and_says_nothing_more():
+    peer = TextPeer([start("t-1")])
+
+    async def redeem(token: str):
+        raise OSError("the ticket store is unreachable")
+
+    await serve_carrier_stream(peer, redeem, None)  # type: ignore[arg-type]
+    assert peer.sent == [] and peer.closed_with == 1008
