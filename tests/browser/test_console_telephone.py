@@ -236,6 +236,12 @@ def test_usage_is_charted_by_day_and_source_and_settings_change_and_reset(page, 
     expect(page.locator("#by-user")).to_contain_text(ROOT)
     expect(page.locator("#by-model")).to_contain_text("local")
     screenshot(page, "usage")
+    page.get_by_label("From", exact=True).fill("2026-01-01")
+    page.get_by_label("To (inclusive)", exact=True).fill("2026-01-31")
+    page.get_by_role("button", name="Show").click()
+    expect(page.locator("#by-source")).to_have_text("No usage in this range.")
+    expect(page.locator("#chart-requests svg rect")).to_have_count(0)
+    assert "2026-01-31" in page.locator("#chart-requests svg").get_attribute("aria-label")
 
     open_screen(page, "Configuration")
     row = page.locator('tr[data-key="telephony.max_concurrent_calls"]')

@@ -49,7 +49,10 @@ function editor(setting, refresh) {
     input = el("input", { name: "value", "aria-label": label,
       type: setting.encrypted || setting.value_set !== undefined ? "password" : numeric ? "number" : "text",
       step: setting.type === "float" ? "any" : null, min: setting.minimum, max: setting.maximum,
-      autocomplete: "off" });
+      autocomplete: "off",
+      // a stored secret is replaced, never blanked by an empty Save; Reset removes it
+      required: setting.value_set !== undefined,
+      placeholder: setting.value_set ? "replace the stored value" : null });
     if (setting.value_set === undefined) input.value = setting.value ?? "";
   }
   const form = el("form", { class: "actions" }, input,
