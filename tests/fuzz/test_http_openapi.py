@@ -16,6 +16,7 @@ import collections
 import contextlib
 import itertools
 import string
+import uuid
 from dataclasses import dataclass
 
 import httpx
@@ -25,6 +26,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
+from app.tables import TelephonyCall
+from app.telephony.call_context import CallContext
+from tests.app.test_diary_api import LONDON_DIARY
 from tests.app.test_telephony_setup import SHARED_SECRET, deployment
 from tests.fuzz.test_chat_request import bodies as chat_bodies
 from tests.support.http import ApiClient
@@ -64,11 +68,29 @@ async def populate(app) -> World:
                                        ).json()["data"] if user["email"] == "other@example.org")
         document = await api.post(f"/api/libraries/{library.json()['id']}/documents",
                                   headers=found.owner, json={"title": "T", "content": "Text."})
+        target = await api.post("/api/notify-targets", headers=found.owner, json={
+            "kind": "chat_a", "url": "https://hooks.example.com/services/T/B/X"})
+        await api.post("/api/conflict-names", headers=found.owner, json={"names": "Jane Smith"})
+        names = (await api.get("/api/conflict-names", headers=found.owner)).json()["names"]
+        await api.put("/api/diary", headers=found.owner, json=LONDON_DIARY)
+        slot = (await api.get("/api/diary/slots", headers=found.owner)).json()["data"][0]
+        appointment = await api.post("/api/diary/appointments", headers=found.owner, json={
+            "starts_at": slot["starts_at"], "caller_name": "Jane Smith", "subject": "Lease"})
+        call = TelephonyCall(number_id=found.line["id"], e164=found.line["e164"],
+                             from_number="+441632960777", provider="carrier",
+                             owner_id=found.owner_id)
+        await call.save()
+        enquiry = await app.services.diary.enquiries.take(
+            CallContext(call.id, uuid.UUID(found.line["id"]), uuid.UUID(found.owner_id),
+                        "+441632960777"), caller_name="Jane", subject="Boiler",
+            message="Leaking.")
         ids = {"line_id": found.line["id"], "agent_id": found.agent_id,
                "user_id": other["id"], "account_id": other["id"],
                "provider_id": provider["id"], "project_id": project.json()["id"],
                "library_id": library.json()["id"], "document_id": document.json()["id"],
-               "key": "features.voice"}
+               "key": "features.voice", "target_id": target.json()["id"],
+               "name_id": names[0]["id"], "appointment_id": appointment.json()["id"],
+               "enquiry_id": str(enquiry["id"])}
         return World(found.admin, found.owner,
                      {"Authorization": f"Bearer {minted.json()['key']}"}, ids)
 
@@ -207,7 +229,7 @@ def test_no_server_error_and_every_refusal_has_the_error_shape(served):
         except Exception as error:  # gather every operation's failure, then report
             failures.append(f"{operation.method.upper()} {path}: {error}"[:1500])
     assert not failures, "\n\n".join(failures)
-    print(sorted(statuses.items()))
+    print(sorted(statuses.items()))  # shown with -s
     # The run reached past the checks: some requests were accepted, many refused.
     assert sum(n for code, n in statuses.items() if code < 300) > len(operations) // 2
     assert sum(n for code, n in statuses.items() if 400 <= code < 500) > len(operations)
