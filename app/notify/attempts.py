@@ -4,6 +4,13 @@
 An attempt is written ``in_flight`` in its own committed statement before the post,
 and finished after it; one left ``in_flight`` by a process that died is marked
 ``interrupted`` when the row is posted again.
+
+These writes go on a connection of their own while the worker's claim holds the
+outbox row. A target deleted meanwhile waits for that claim and, through its cascade,
+may hold what these writes need: a wait PostgreSQL cannot see as a deadlock, since
+one side of it is the worker awaiting this connection. So they wait at most
+``_LOCK_TIMEOUT``; giving up fails the worker's batch, its claim rolls back, and the
+deletion goes ahead.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ from uuid import UUID
 
 from adapters.notify_sender import PostResult, Result
 from app import db
+
+_LOCK_TIMEOUT = "5s"
 
 __all__ = ["UNREADABLE", "finish_attempt", "start_attempt"]
 
@@ -24,7 +33,8 @@ async def start_attempt(target_id: UUID, outbox_id: UUID | None) -> tuple[int, i
     """Record an attempt about to be made: its id and its number (1 for the first of
     an outbox row, or for a live test). Numbers count the attempts of a process that
     died too, so they count against the retry schedule."""
-    async with db.connection() as connection:
+    async with db.connection() as connection, connection.transaction():
+        await connection.execute(f"SET LOCAL lock_timeout = '{_LOCK_TIMEOUT}'")
         if outbox_id is not None:
             await connection.execute(
                 "UPDATE notify_attempt SET result = 'interrupted', finished_at = now(), "
@@ -39,7 +49,8 @@ async def start_attempt(target_id: UUID, outbox_id: UUID | None) -> tuple[int, i
 
 
 async def finish_attempt(attempt_id: int, result: PostResult) -> None:
-    async with db.connection() as connection:
+    async with db.connection() as connection, connection.transaction():
+        await connection.execute(f"SET LOCAL lock_timeout = '{_LOCK_TIMEOUT}'")
         await connection.execute(
             "UPDATE notify_attempt SET result = $2, status_code = $3, detail = $4, "
             "finished_at = now() WHERE id = $1",

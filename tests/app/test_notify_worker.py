@@ -359,3 +359,39 @@ async def test_a_target_that_cannot_be_unsealed_fails_closed(services, owner, sw
     [row] = await _outbox(database)
     assert row["status"] == "failed" and "cannot be read" in row["last_error"]
     assert receiver.received == [] and await _attempts(database) == [(1, "failed", None)]
+
+
+async def test_deleting_a_target_while_its_news_is_posted_neither_hangs_nor_leaves_rows(
+        services, owner, switched_on, database):
+    receiver, release = Receiver(), anyio.Event()
+    receiver.release = release
+    outcome: dict[str, object] = {}
+    async with receiver as base:
+        target = await _target(services, owner, f"{base}/hook")
+        await _event(owner, text="First.")
+        await _event(owner, text="Second.")  # needs the target's key once the first is done
+        posting = worker(services, schedule=no_wait)
+
+        async def post() -> None:
+            try:
+                outcome["posted"] = await posting.run_once()
+            except Exception as exc:  # the claim gave way to the deletion
+                outcome["posted"] = type(exc).__name__
+
+        async def delete() -> None:
+            await services.notify_targets.delete(owner, target["id"])
+            outcome["deleted"] = True
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(post)
+                await receiver.holding.wait()
+                tasks.start_soon(delete)
+                while not await _rows(  # until the deletion waits for the claimed row
+                        database, "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = "
+                                  "'Lock' AND datname = current_database()"):
+                    await anyio.sleep(0.02)
+                release.set()
+    assert outcome["deleted"] is True and outcome["posted"] is not None
+    assert await _outbox(database) == [] and await _attempts(database) == []
+    assert await _rows(database, "SELECT 1 FROM notify_target") == []
