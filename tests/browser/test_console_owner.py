@@ -231,3 +231,21 @@ def test_the_compliance_view_says_what_callers_hear_and_what_is_kept(page, conso
     expect(card).to_contain_text("365 days")
     expect(card).to_contain_text("kept until deleted by hand")  # the log: 0 days
     screenshot(page, "compliance")
+
+
+def test_an_administrator_keeps_another_accounts_screening_list(page, console):
+    require_api(console, "GET", "/api/conflict-names")
+    sign_in(page, ROOT)
+    open_screen(page, "Screening list")
+    page.get_by_label("Account", exact=True).select_option(label=OWNER)
+    page.get_by_role("button", name="Show").click()
+    page.wait_for_url(re.compile(r"account_id="))
+    settled(page)
+    expect(page.locator("#count")).to_contain_text("2 names")  # the owner's, pasted above
+    page.get_by_label("Names, one per line").fill("Charles Babbage")
+    page.get_by_role("button", name="Add names").click()
+    expect(page.locator("#paste-result")).to_have_text("Added 1, skipped 0 already on the list.")
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, OWNER)
+    open_screen(page, "Screening list")
+    expect(page.locator("#names")).to_contain_text("Charles Babbage")

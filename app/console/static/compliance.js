@@ -1,7 +1,7 @@
 // Owner → Compliance: for each of the owner's lines (every line, for an administrator)
 // what a caller hears first, what is recorded, how long each thing is kept, whether a
 // screening list holds transfers, and whether news of calls leaves the service.
-import { $, api, el, start } from "/static/console.js";
+import { $, api, el, owned, start } from "/static/console.js";
 
 function days(n) { return n ? `${n} days` : "kept until deleted by hand"; }
 
@@ -24,7 +24,7 @@ function line(l) {
 }
 
 start(async () => {
-  const view = await api("GET", "/api/telephony/compliance");
+  const view = await api("GET", owned("/api/telephony/compliance"));
   $("#compliance").replaceChildren(
     el("p", {}, view.notifications_switched_on ? "Outward notifications are switched on for the service."
       : "Outward notifications are switched off for the service: nothing about calls is sent anywhere."),

@@ -173,6 +173,27 @@ export function guarded(action) {
   };
 }
 
+// Owner screens act on the signed-in account, or for an administrator on the account
+// named by ?account_id= in the page's address (the API takes the same parameter).
+export function forAccount() {
+  return new URLSearchParams(location.search).get("account_id");
+}
+
+export function owned(path) {
+  const account = forAccount();
+  if (!account) return path;
+  return `${path}${path.includes("?") ? "&" : "?"}account_id=${encodeURIComponent(account)}`;
+}
+
+// The administrator's choice of whose owner screens these are.
+const whose = document.getElementById("whose");
+if (whose) {
+  api("GET", "/api/admin/users").then(({ data }) => {
+    options(whose, data.filter((u) => !u.deactivated), (u) => u.email, (u) => u.id, "myself");
+    whose.value = forAccount() || "";
+  }).catch(fail);
+}
+
 // A button with data-copy="#id" copies that element's text (a value shown once).
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("button[data-copy]");

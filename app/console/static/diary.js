@@ -1,6 +1,6 @@
 // Owner → Diary: booking settings and the weekly hours (replaced wholesale on save),
 // closures, and upcoming appointments shown in the diary's own zone.
-import { $, api, confirmAction, el, fillRows, guarded, onSubmit, say, start } from "/static/console.js";
+import { $, api, confirmAction, el, fillRows, guarded, onSubmit, owned, say, start } from "/static/console.js";
 
 const DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
 let zone = "UTC";
@@ -56,8 +56,8 @@ function show(diary) {
     { value: (c) => c.note || "" },
     { value: (c) => el("button", { type: "button", class: "danger", "aria-label": `Remove the closure on ${c.closed_on}`,
         onclick: guarded(async () => {
-          await api("DELETE", `/api/diary/closures?closed_on=${c.closed_on}`);
-          show(await api("GET", "/api/diary"));
+          await api("DELETE", owned(`/api/diary/closures?closed_on=${c.closed_on}`));
+          show(await api("GET", owned("/api/diary")));
           say(`The closure on ${c.closed_on} is removed.`);
         }) }, "Remove") },
   ], "No closures.");
@@ -71,7 +71,7 @@ function inZone(iso) {
 }
 
 async function appointments() {
-  const { data } = await api("GET", `/api/diary/appointments?from=${encodeURIComponent(new Date().toISOString())}`);
+  const { data } = await api("GET", owned(`/api/diary/appointments?from=${encodeURIComponent(new Date().toISOString())}`));
   fillRows($("#appointments"), data, [
     { value: (a) => el("time", { datetime: a.starts_at }, inZone(a.starts_at)) },
     { value: (a) => a.caller_name },
@@ -81,7 +81,7 @@ async function appointments() {
     { value: (a) => el("button", { type: "button", class: "danger", "aria-label": `Cancel the appointment with ${a.caller_name}`,
         onclick: guarded(async () => {
           if (!(await confirmAction(`Cancel the appointment with ${a.caller_name} on ${inZone(a.starts_at)}?`))) return;
-          await api("DELETE", `/api/diary/appointments/${a.id}`);
+          await api("DELETE", owned(`/api/diary/appointments/${a.id}`));
           await appointments();
           say("The appointment is cancelled.");
         }) }, "Cancel") },
@@ -89,7 +89,7 @@ async function appointments() {
 }
 
 onSubmit($("#diary"), async (values) => {
-  const diary = await api("PUT", "/api/diary", { timezone: values.timezone, slot_minutes: values.slot_minutes,
+  const diary = await api("PUT", owned("/api/diary"), { timezone: values.timezone, slot_minutes: values.slot_minutes,
     lead_minutes: values.lead_minutes, horizon_days: values.horizon_days, enabled: values.enabled,
     hours: hoursFromForm() });
   show(diary);
@@ -98,13 +98,13 @@ onSubmit($("#diary"), async (values) => {
 });
 
 onSubmit($("#closure"), async (values) => {
-  await api("POST", "/api/diary/closures", values);
+  await api("POST", owned("/api/diary/closures"), values);
   $("#closure").reset();
-  show(await api("GET", "/api/diary"));
+  show(await api("GET", owned("/api/diary")));
   say(`Closed on ${values.closed_on}.`);
 });
 
 start(async () => {
-  show(await api("GET", "/api/diary"));
+  show(await api("GET", owned("/api/diary")));
   await appointments();
 }, $("#diary-screen"));

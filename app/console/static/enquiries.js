@@ -1,6 +1,6 @@
 // Owner → Enquiries: messages taken on the owner's lines, each one's status changed
 // in place (new, in hand, done).
-import { $, api, el, fail, fillRows, onSubmit, say, start, when } from "/static/console.js";
+import { $, api, el, fail, fillRows, onSubmit, owned, say, start, when } from "/static/console.js";
 
 const STATUSES = [["new", "new"], ["in_hand", "in hand"], ["done", "done"]];
 let status = "";
@@ -22,7 +22,7 @@ function statusControl(enquiry) {
 }
 
 async function load() {
-  const { data } = await api("GET", `/api/enquiries${status ? `?status=${status}` : ""}`);
+  const { data } = await api("GET", owned(`/api/enquiries${status ? `?status=${status}` : ""}`));
   fillRows($("#enquiries"), data, [
     { value: (e) => when(e.created_at) },
     { value: (e) => [e.caller_name || "", el("br"), el("span", { class: "muted" }, e.caller_number || "")] },

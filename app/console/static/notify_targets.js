@@ -1,6 +1,6 @@
 // Owner → Notification targets: add (the address is write-only, shown as its host),
 // test with a live send and its result, enable or disable, delete.
-import { $, api, confirmAction, el, fillRows, guarded, onSubmit, say, start, when } from "/static/console.js";
+import { $, api, confirmAction, el, fillRows, forAccount, guarded, onSubmit, owned, say, start, when } from "/static/console.js";
 
 const PATH = "/api/notify-targets";
 
@@ -12,7 +12,7 @@ function attempt(a) {
 function name(t) { return t.label || t.host; }
 
 async function load() {
-  const { data } = await api("GET", PATH);
+  const { data } = await api("GET", owned(PATH));
   fillRows($("#targets"), data, [
     { value: (t) => t.kind },
     { value: (t) => t.label || "" },
@@ -45,6 +45,7 @@ onSubmit($("#target-form"), async (values) => {
   const events = [...document.querySelectorAll(".event:checked")].map((box) => box.value);
   const body = { kind: values.kind, url: values.url, events };
   if (values.label) body.label = values.label;
+  if (forAccount()) body.account_id = forAccount();
   const made = await api("POST", PATH, body);
   $("#secret-card").hidden = !made.signing_secret;
   $("#secret").textContent = made.signing_secret || "";
