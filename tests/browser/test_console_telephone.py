@@ -1,7 +1,11 @@
 """The console in a browser, as the administrator of a fresh install: set up a Library,
 an agent and a provider without curl; the telephone settings and readiness checks;
 register, edit and enable a line; read the call log, open a call, read its transcript
-and play its recording."""
+and play its recording.
+
+The tests run in file order against one server, as one administrator's afternoon: each
+starts from what the one before set up (the agent, then the line, then its calls).
+"""
 
 from __future__ import annotations
 
@@ -197,7 +201,7 @@ def test_the_call_log_filters_pages_and_opens_a_call_with_transcript_and_recordi
     page.get_by_role("button", name="Play the recording").click()
     player = page.locator("#player")
     expect(player).to_be_visible()
-    page.wait_for_function("document.getElementById('player').readyState >= 2")
+    expect(player).to_have_js_property("readyState", 4)  # the whole recording is loaded
     assert player.evaluate("p => p.duration") == pytest.approx(1.0, abs=0.05)
     assert player.evaluate("p => p.error") is None
     screenshot(page, "call-with-recording")
