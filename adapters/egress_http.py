@@ -93,10 +93,13 @@ def gated_session(*, timeout_seconds: float, resolver: AbstractResolver | None =
 
 
 class GatedClient:
-    """Base of a process-wide client holding one gated session; ``aclose()`` at stop."""
+    """Base of a process-wide client holding one gated session; ``aclose()`` at stop.
+    ``resolver`` replaces the system's name lookup (the gate still judges it)."""
 
-    def __init__(self, *, timeout_seconds: float) -> None:
+    def __init__(self, *, timeout_seconds: float,
+                 resolver: AbstractResolver | None = None) -> None:
         self.timeout_seconds = timeout_seconds
+        self._resolver = resolver
         self._session: aiohttp.ClientSession | None = None
 
     async def aclose(self) -> None:
@@ -106,5 +109,6 @@ class GatedClient:
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None:  # made on first use, so it binds to the running loop
-            self._session = gated_session(timeout_seconds=self.timeout_seconds)
+            self._session = gated_session(timeout_seconds=self.timeout_seconds,
+                                          resolver=self._resolver)
         return self._session

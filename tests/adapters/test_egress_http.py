@@ -121,3 +121,15 @@ async def test_the_sender_reports_the_gate_and_never_follows_a_redirect(server):
     finally:
         await sender.aclose()
     assert seen == ["/moved"]
+
+
+async def test_a_refusal_does_not_tell_what_a_name_resolves_to(server):
+    port, _ = server
+    sender = NotificationSender(resolver=HostsFile({"intranet.example.test": ["10.20.30.40"]}))
+    request = OutgoingRequest(b"{}", (("Content-Type", "application/json"),))
+    try:
+        refused = await sender.post(f"http://intranet.example.test:{port}/hook", request, ())
+    finally:
+        await sender.aclose()
+    assert refused.result is Result.REFUSED
+    assert refused.detail == "the egress gate refused intranet.example.test: private"
