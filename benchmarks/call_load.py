@@ -5,7 +5,8 @@ server process (``benchmarks/call_load_server.py``: svc with instant fake speech
 to one CPU; the callers (``benchmarks/call_load_probe.py``) run in this process on the
 other CPU. Each call hears its opening — a long one, so it lasts the whole
 measurement — while it sends 20 ms of silence every 20 ms, as Asterisk does. For each
-N it prints the server's CPU (share of one core, and per call), the jitter of the
+N it prints the server's CPU (share of one core, and per call), the frames each call
+received per second (50 when the line keeps pace), the jitter of the
 frames' pacing as the callers read them (p50, p99 of |interval − 20 ms|), the 20 ms
 slots that went without a frame, and frames that were not 20 ms long.
 
@@ -130,7 +131,9 @@ def _percentile(values: list[float], share: float) -> float:
 def _row(result: LoadResult, cpu_seconds: float) -> str:
     core = cpu_seconds / result.window_s * 100
     per_call = core / max(result.connected, 1)
+    rate = result.frames / max(result.connected, 1) / result.window_s
     return (f"{result.calls:>5} {result.connected:>5} {core:>8.1f} {per_call:>8.3f} "
+            f"{rate:>6.1f} "
             f"{statistics.median(result.jitter_ms) if result.jitter_ms else float('nan'):>8.2f} "
             f"{_percentile(result.jitter_ms, 0.99):>8.2f} {result.frames:>8} "
             f"{result.missed_slots:>7} {result.odd_frames:>5} {result.ended_early:>6} "
@@ -174,7 +177,7 @@ def main() -> None:
                      for run, n in enumerate(levels)}
         with process(server, "svc is serving") as (proc, _):
             serving = psutil.Process(proc.pid)
-            print(f"\n{'calls':>5} {'up':>5} {'cpu %':>8} {'%/call':>8} {'jit p50':>8} "
+            print(f"\n{'calls':>5} {'up':>5} {'cpu %':>8} {'%/call':>8} {'fps':>6} {'jit p50':>8} "
                   f"{'jit p99':>8} {'frames':>8} {'missed':>7} {'odd':>5} {'ended':>6} "
                   f"{'faults':>6}")
             for n in levels:

@@ -16,7 +16,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import AsyncIterator
 
-import aiohttp
 import anyio
 from aiohttp import web
 
@@ -64,10 +63,12 @@ class Behaviour:
 @dataclass
 class FakeLine:
     behaviour: Behaviour = field(default_factory=Behaviour)
+    #: The public address the carrier signs, and where the fake answers HTTP.
     base_url: str = ""
+    http_url: str = ""
     audiosocket: tuple[str, int] = ("127.0.0.1", 0)
     tickets: dict[str, bool] = field(default_factory=dict)
-    #: Seconds of caller speech heard per call, and marks returned as heard / cleared.
+    #: Caller frames heard per call, marks returned (name, heard), webhooks received.
     caller_frames: list[int] = field(default_factory=list)
     marks: list[tuple[str, bool]] = field(default_factory=list)
     webhooks: list[tuple[str, str]] = field(default_factory=list)
