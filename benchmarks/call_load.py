@@ -157,6 +157,8 @@ def main() -> None:
     parser.add_argument("--window", type=float, default=6.0, help="seconds measured per N")
     parser.add_argument("--server-cpu", type=int, default=0)
     parser.add_argument("--client-cpu", type=int, default=1)
+    parser.add_argument("--profile", help="profile the measured server (cProfile) into this "
+                                           "file, read with python -m pstats")
     args = parser.parse_args()
     levels = [int(n) for n in args.calls.split(",")]
     os.sched_setaffinity(0, {args.client_cpu})
@@ -168,6 +170,7 @@ def main() -> None:
     server = [sys.executable, "-m", "benchmarks.call_load_server", "--dsn", dsn,
               "--port", str(http_port), "--data-dir", str(workdir / "data"),
               "--cpu", str(args.server_cpu)]
+    measured = server + (["--profile", str(Path(args.profile).resolve())] if args.profile else [])
     try:
         # First start: set the deployment up; the listen address binds at the next start.
         with process(server, "svc is serving") as (_, printed):
@@ -175,7 +178,7 @@ def main() -> None:
             call, token, agent_id, owner_id = _setup(base, password, pbx_port)
             lines = {n: _lines(call, token, agent_id, owner_id, n, run)
                      for run, n in enumerate(levels)}
-        with process(server, "svc is serving") as (proc, _):
+        with process(measured, "svc is serving") as (proc, _):
             serving = psutil.Process(proc.pid)
             print(f"\n{'calls':>5} {'up':>5} {'cpu %':>8} {'%/call':>8} {'fps':>6} {'jit p50':>8} "
                   f"{'jit p99':>8} {'frames':>8} {'missed':>7} {'odd':>5} {'ended':>6} "

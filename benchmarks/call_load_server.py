@@ -46,6 +46,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--cpu", type=int, help="pin the server to this CPU")
+    parser.add_argument("--profile", help="write cProfile statistics of the serving here")
     args = parser.parse_args()
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
@@ -86,8 +87,25 @@ def main() -> None:
 
     app.after_start += announce
     sock = _listening_socket("127.0.0.1", args.port)
-    uvicorn.Server(uvicorn.Config(app, lifespan="on", log_config=None, access_log=False,
-                                  http="httptools", loop="uvloop")).run(sockets=[sock])
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_config=None,
+                                           access_log=False, http="httptools", loop="uvloop"))
+    if not args.profile:
+        server.run(sockets=[sock])
+        return
+    import cProfile
+    import signal
+
+    def stop(signum, frame) -> None:
+        raise SystemExit(0)
+
+    # uvicorn raises the stop signal again once it has shut down: end through the
+    # finally below, so the statistics are written.
+    signal.signal(signal.SIGTERM, stop)
+    profile = cProfile.Profile()
+    try:
+        profile.runcall(server.run, sockets=[sock])
+    finally:
+        profile.dump_stats(args.profile)
 
 
 if __name__ == "__main__":
