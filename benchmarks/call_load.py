@@ -8,7 +8,8 @@ measurement — while it sends 20 ms of silence every 20 ms, as Asterisk does. F
 N it prints the server's CPU (share of one core, and per call), the frames each call
 received per second (50 when the line keeps pace), the jitter of the
 frames' pacing as the callers read them (p50, p99 of |interval − 20 ms|), the 20 ms
-slots that went without a frame, and frames that were not 20 ms long.
+slots that went without a frame, frames that were not 20 ms long, and the CPU the
+callers themselves used (a share of their own core).
 
 Goal (issue: telephone lines, part 2): 500 calls on one core, p99 jitter under 5 ms,
 no slot without its frame.
@@ -128,8 +129,9 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
 
 
-def _row(result: LoadResult, cpu_seconds: float) -> str:
+def _row(result: LoadResult, cpu_seconds: float, callers_cpu_seconds: float) -> str:
     core = cpu_seconds / result.window_s * 100
+    callers = callers_cpu_seconds / result.window_s * 100
     per_call = core / max(result.connected, 1)
     rate = result.frames / max(result.connected, 1) / result.window_s
     return (f"{result.calls:>5} {result.connected:>5} {core:>8.1f} {per_call:>8.3f} "
@@ -137,18 +139,22 @@ def _row(result: LoadResult, cpu_seconds: float) -> str:
             f"{statistics.median(result.jitter_ms) if result.jitter_ms else float('nan'):>8.2f} "
             f"{_percentile(result.jitter_ms, 0.99):>8.2f} {result.frames:>8} "
             f"{result.missed_slots:>7} {result.odd_frames:>5} {result.ended_early:>6} "
-            f"{result.faults:>6}")
+            f"{result.faults:>6} {callers:>7.1f}")
 
 
-async def _measured(server: psutil.Process, **load) -> tuple[LoadResult, float]:
-    readings: list[float] = []
+async def _measured(server: psutil.Process, **load) -> tuple[LoadResult, float, float]:
+    """The load's result, and the CPU seconds the server and the callers used in its
+    measured window."""
+    callers = psutil.Process()
+    readings: list[tuple[float, float]] = []
 
     def cpu() -> None:
-        times = server.cpu_times()
-        readings.append(times.user + times.system)
+        served, calling = server.cpu_times(), callers.cpu_times()
+        readings.append((served.user + served.system, calling.user + calling.system))
 
     result = await run_load(on_window=cpu, **load)
-    return result, readings[1] - readings[0]
+    (served_0, calling_0), (served_1, calling_1) = readings
+    return result, served_1 - served_0, calling_1 - calling_0
 
 
 def main() -> None:
@@ -182,10 +188,10 @@ def main() -> None:
             serving = psutil.Process(proc.pid)
             print(f"\n{'calls':>5} {'up':>5} {'cpu %':>8} {'%/call':>8} {'fps':>6} {'jit p50':>8} "
                   f"{'jit p99':>8} {'frames':>8} {'missed':>7} {'odd':>5} {'ended':>6} "
-                  f"{'faults':>6}")
+                  f"{'faults':>6} {'callers':>7}")
             for n in levels:
-                result, cpu_seconds = _run(serving, base, pbx_port, lines[n], n, args.window)
-                print(_row(result, cpu_seconds), flush=True)
+                print(_row(*_run(serving, base, pbx_port, lines[n], n, args.window)),
+                      flush=True)
                 time.sleep(3)  # let the hung-up calls end before the next level
     finally:
         postgres.stop()
@@ -193,7 +199,7 @@ def main() -> None:
 
 
 def _run(server: psutil.Process, base: str, pbx_port: int, lines: list[str], calls: int,
-         window: float) -> tuple[LoadResult, float]:
+         window: float) -> tuple[LoadResult, float, float]:
     import uvloop
 
     return uvloop.run(_measured(server, http_url=base, audiosocket=("127.0.0.1", pbx_port),

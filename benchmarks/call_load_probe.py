@@ -123,7 +123,11 @@ async def run_load(*, http_url: str, audiosocket: tuple[str, int], secret: str,
     async def ring(index: int, http: aiohttp.ClientSession) -> None:
         await asyncio.sleep(ramp_s * index / max(calls, 1))
         caller = f"+4479{index:09d}"
-        identifier = await _answer(http, http_url, secret, caller, lines[index % len(lines)])
+        try:
+            identifier = await _answer(http, http_url, secret, caller,
+                                       lines[index % len(lines)])
+        except (aiohttp.ClientError, asyncio.TimeoutError):
+            return  # not answered in time: the call counts as not connected
         if not identifier:
             return
         probe = CallProbe(uuid.UUID(identifier))
@@ -132,7 +136,8 @@ async def run_load(*, http_url: str, audiosocket: tuple[str, int], secret: str,
 
     ticker = asyncio.create_task(tick())
     connector = aiohttp.TCPConnector(limit=64)
-    async with aiohttp.ClientSession(connector=connector) as http:
+    async with aiohttp.ClientSession(connector=connector,
+                                     timeout=aiohttp.ClientTimeout(total=20)) as http:
         await asyncio.gather(*(ring(index, http) for index in range(calls)))
     on_window()
     window_start = time.perf_counter()
