@@ -1,10 +1,10 @@
 """Usage of model calls: recorded off the request's hot path, summed for the dashboard.
 
-``record`` never makes a caller wait: it buffers the row and returns. The write
-still happens when the caller's own task is being cancelled (a client disconnecting
-mid-stream), because it runs in a task of its own; rows that meet an unreachable
-database wait for it to come back; ``drain`` waits for pending writes at shutdown so
-none is lost. Rows go through the fast connection
+``record`` never makes a caller wait: it buffers the row and returns; a writer task
+inserts the buffer a moment later. The write still happens when the caller's own task
+is being cancelled (a client disconnecting mid-stream), because it runs in a task of
+its own; rows that meet an unreachable database wait for it to come back; ``drain``
+writes what waits at shutdown so none is lost. Rows go through the fast connection
 (``app.db.fast_connection``): usage is written on every call, and its commit
 need not wait for the disk.
 """
@@ -12,6 +12,7 @@ need not wait for the disk.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import logging
 from dataclasses import dataclass
@@ -54,12 +55,16 @@ _FIELDS = ("account_id", "api_key_id", "model", "provider", "source", "outcome",
 
 
 class Usage:
-    """Records go to a buffer; one writer task at a time inserts all that waits in a
-    single statement, so under load many requests share one round trip."""
+    """Records go to a buffer that one writer task empties, ``flush_seconds`` after the
+    first record it finds and then as long as rows keep coming, in one statement per
+    batch: no insert sits between a request and its answer, and under load many
+    requests share one round trip. ``drain`` writes whatever waits at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, flush_seconds: float = 0.2) -> None:
+        self.flush_seconds = flush_seconds
         self._buffer: list[UsageRecord] = []
         self._writer: asyncio.Task[None] | None = None
+        self._hurry = asyncio.Event()
 
     def record(self, entry: UsageRecord) -> None:
         assert entry.outcome in OUTCOMES and entry.source in SOURCES, entry
@@ -70,6 +75,9 @@ class Usage:
     async def _write(self) -> None:
         delay, waited = RETRY_FIRST_SECONDS, 0.0
         while self._buffer:
+            if not self._hurry.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._hurry.wait(), self.flush_seconds)
             batch, self._buffer = self._buffer, []
             columns = [[getattr(entry, name) for entry in batch] for name in _FIELDS]
             try:
@@ -93,10 +101,14 @@ class Usage:
                 log.exception("usage not recorded", extra={"rows": len(batch)})
 
     async def drain(self) -> None:
-        """Wait for every recorded entry to be written (shutdown, and tests before
-        they assert)."""
-        while self._writer is not None and not self._writer.done():
-            await asyncio.wait({self._writer})
+        """Write every recorded entry now and wait until it is written (shutdown, and
+        tests before they assert)."""
+        self._hurry.set()
+        try:
+            while self._writer is not None and not self._writer.done():
+                await asyncio.wait({self._writer})
+        finally:
+            self._hurry.clear()
 
     async def totals(self, since: dt.datetime, until: dt.datetime,
                      by: str) -> list[dict[str, Any]]:
