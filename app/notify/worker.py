@@ -37,6 +37,8 @@ import time
 from collections.abc import Callable, Collection
 from typing import Any
 
+import anyio
+
 from adapters.notify_sender import NotificationSender, PostResult, Result
 from app import db
 from app.crypto import SecretBox
@@ -112,23 +114,33 @@ class OutboxWorker:
         self._task: asyncio.Task[None] | None = None
 
     async def run_once(self) -> int:
-        """Claim the due rows this process can have now and settle each; the count."""
+        """Claim the due rows this process can have now and settle each; the count.
+        The batch is posted at once, so one slow receiver does not hold up the others;
+        at most one row of a subject per target is in a batch (``_CLAIM``)."""
         enabled = await self.settings.get("notifications.enabled")
         allow_hosts = await self.settings.egress_allow_hosts()
         async with db.connection() as connection:
             async with connection.transaction():
-                rows = await connection.fetch(_CLAIM, self.batch_size)
+                rows = [dict(row) for row in await connection.fetch(_CLAIM, self.batch_size)]
+                settled: dict[Any, tuple[str, int, str | None, float]] = {}
+
+                async def settle(row: dict[str, Any]) -> None:
+                    settled[row["id"]] = await self._attempt(row, enabled, allow_hosts)
+
+                async with anyio.create_task_group() as posts:
+                    for row in rows:
+                        posts.start_soon(settle, row)
                 for row in rows:
-                    await self._settle(connection, dict(row), enabled, allow_hosts)
+                    await connection.execute(_FINISH, row["id"], *settled[row["id"]])
         return len(rows)
 
-    async def _settle(self, connection: Any, row: dict[str, Any], enabled: bool,
-                      allow_hosts: Collection[str]) -> None:
-        attempts = row["attempts"]
+    async def _attempt(self, row: dict[str, Any], enabled: bool,
+                       allow_hosts: Collection[str]) -> tuple[str, int, str | None, float]:
+        """Post one row (unless it is to be suppressed): its new status, attempt count,
+        error and seconds until the next attempt."""
         if not enabled or not row["enabled"]:
             why = "outward notifications were off" if not enabled else "the target was off"
-            await connection.execute(_FINISH, row["id"], "suppressed", attempts, why, 0.0)
-            return
+            return "suppressed", row["attempts"], why, 0.0
         attempt_id, attempts = await start_attempt(row["target_id"], row["id"])
         url, secret = open_target(self.box, row)
         if url is None:
@@ -137,8 +149,7 @@ class OutboxWorker:
             result = await self.sender.post(url, _request(row, secret), allow_hosts)
         await finish_attempt(attempt_id, result)
         status, delay = self._next(result, attempts)
-        await connection.execute(_FINISH, row["id"], status, attempts,
-                                 None if status == "delivered" else result.detail, delay)
+        return status, attempts, None if status == "delivered" else result.detail, delay
 
     def _next(self, result: PostResult, attempts: int) -> tuple[str, float]:
         """The row's status after an attempt, and the seconds until the next one."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -33,6 +34,8 @@ class Receiver:
     #: hold the next request unanswered until this is set (None: answer at once)
     release: anyio.Event | None = None
     arrived: anyio.Event = field(default_factory=anyio.Event)
+    #: decides the status from the request instead of the script, when set
+    decide: Callable[[Received], int | None] | None = None
 
     async def _handle(self, request: web.Request) -> web.Response:
         got = Received(request.path, dict(request.headers), await request.read())
@@ -42,7 +45,8 @@ class Receiver:
             release, self.release = self.release, None
             self.holding.set()
             await release.wait()
-        status = self.script.pop(0) if self.script else 200
+        decided = self.decide(got) if self.decide is not None else None
+        status = decided or (self.script.pop(0) if self.script else 200)
         key = got.headers.get("Idempotency-Key")
         if 200 <= status < 300 and key is not None:
             self.acted_on.setdefault(key, got)
