@@ -296,3 +296,21 @@ async def test_a_busy_key_never_passes_its_limit_across_processes(v1):
     # Never more than the limit; early refusals at most what the other process holds.
     assert limit - ratelimit.lease_size(limit) <= admitted <= limit
     assert all(0 <= d.remaining <= limit for d in decisions)
+
+
+async def test_a_client_leaving_before_a_whole_passthrough_answer_cancels_it(v1):
+    v1.upstream.behaviour = Behaviour(first_byte_delay=30)
+    async with httpx.AsyncClient(base_url=v1.api.base_url,
+                                 timeout=httpx.Timeout(10, read=0.5)) as client:
+        with pytest.raises(httpx.ReadTimeout):  # the client gives up and hangs up
+            await client.post("/v1/chat/completions", headers={
+                "Authorization": f"Bearer {v1.key}"}, json={
+                "model": "fake-small", "messages": [{"role": "user", "content": "x"}]})
+    with anyio.fail_after(10):
+        await v1.upstream.wait_open_connections(0)
+    for _ in range(100):
+        await v1.services.usage.drain()
+        if await UsageEvent.count():
+            break
+        await asyncio.sleep(0.02)
+    assert await UsageEvent.select(UsageEvent.outcome) == [{"outcome": "client_disconnected"}]
