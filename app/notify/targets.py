@@ -23,11 +23,11 @@ from uuid import UUID
 
 from adapters.egress_http import EgressRefused, precheck
 from adapters.notify_sender import NotificationSender
-from app.notify.attempts import UNREADABLE, finish_attempt, start_attempt
 from app.crypto import EncryptionKeyMissing, SecretBox
 from app.http.errors import Conflict, NotFound, Unprocessable
-from app.services.accounts import Identity
+from app.notify.attempts import UNREADABLE, finish_attempt, start_attempt
 from app.services.access import owner_or_admin, parse_id
+from app.services.accounts import Identity
 from app.services.audit import AuditLog
 from app.services.settings import Settings
 from app.tables import Account, NotifyAttempt, NotifyTarget

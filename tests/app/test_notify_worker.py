@@ -10,6 +10,7 @@ import signal
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import anyio
 import asyncpg
@@ -230,7 +231,8 @@ async def test_a_worker_killed_mid_post_and_restarted_delivers_once(
         await _target(services, owner, f"{base}/hook")
         await _event(owner)
         environment = {**os.environ, "WORKER_DSN": database, "WORKER_KEY": encryption_key,
-                       "WORKER_DATA": str(tmp_path / "worker")}
+                       "WORKER_DATA": str(tmp_path / "worker"),
+                       "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
         process = await anyio.open_process([sys.executable, "-c", _KILLED_WORKER],
                                            env=environment)
         try:
