@@ -130,3 +130,25 @@ def test_the_password_is_changed_after_giving_the_current_one(page, console):
     expect(page.get_by_role("status")).to_contain_text("Your password is changed")
     page.get_by_role("button", name="Sign out").click()
     sign_in(page, "changer@example.com", "a brand new passphrase")
+
+
+def test_a_user_stores_and_removes_a_key_of_their_own_for_a_provider(page, console):
+    import uuid
+
+    admin = console.run(console.services.accounts.authenticate(ADMIN, PASSWORD, "127.0.0.1"))
+    console.run(console.services.providers.create(
+        actor=admin["id"], name="office-gpu", base_url="http://127.0.0.1:9/v1", api_key=None,
+        models=["llama-small"]))
+    secret = f"sk-own-{uuid.uuid4().hex}"
+    sign_in(page, USER)
+    open_screen(page, "Provider keys")
+    page.get_by_label("Provider", exact=True).select_option(label="office-gpu")
+    page.get_by_label("Key", exact=True).fill(secret)
+    page.get_by_role("button", name="Store key").click()
+    expect(page.get_by_role("status")).to_have_text("Your key is stored.")
+    row = page.locator("#keys").get_by_role("row", name=re.compile("office-gpu"))
+    expect(row).to_be_visible()
+    assert secret not in page.content()
+    row.get_by_role("button", name="Remove the key for office-gpu").click()
+    page.get_by_role("dialog").get_by_role("button", name="Confirm").click()
+    expect(page.locator("#keys")).to_contain_text("You use the shared keys for every provider.")

@@ -104,6 +104,11 @@ onSubmit($("#closure"), async (values) => {
   say(`Closed on ${values.closed_on}.`);
 });
 
+// The browser knows the time-zone names; offer them as suggestions.
+if (Intl.supportedValuesOf) {
+  $("#zones").replaceChildren(...Intl.supportedValuesOf("timeZone").map((zone) => el("option", { value: zone })));
+}
+
 start(async () => {
   show(await api("GET", owned("/api/diary")));
   await appointments();
