@@ -228,9 +228,11 @@ async def run_all(targets: list[Target], seconds: float, rounds: int,
     """Each cell ``rounds`` times, targets interleaved so load from other processes
     spreads over all of them; each figure is the median of its rounds."""
     cells: dict[tuple[str, int, str], Cell] = {}
-    for stream in (False, True):
-        mode = "stream" if stream else "non-stream"
-        for workers in [1, *concurrency]:
+    # Sequential cells first: a burst at 64 leaves work behind in some targets (LiteLLM's
+    # background tasks, pools grown wide) that would slow the cells measured after it.
+    for workers in [1, *concurrency]:
+        for stream in (False, True):
+            mode = "stream" if stream else "non-stream"
             results: dict[str, list[Cell]] = {t.name: [] for t in targets}
             for _ in range(rounds):
                 for target in targets:
@@ -242,7 +244,8 @@ async def run_all(targets: list[Target], seconds: float, rounds: int,
                     statistics.median(c.p50 for c in measured),
                     statistics.median(c.p99 for c in measured),
                     statistics.median(ttfcs) if ttfcs else None)
-    return cells
+    order = {"non-stream": 0, "stream": 1}
+    return dict(sorted(cells.items(), key=lambda item: (order[item[0][0]], item[0][1])))
 
 
 # -- the report ------------------------------------------------------------------------
