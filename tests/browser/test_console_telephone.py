@@ -62,6 +62,13 @@ def test_a_fresh_install_is_set_up_from_the_console(page, tmp_path):
     page.get_by_label("Practice handbook", exact=True).check()
     page.get_by_role("button", name="Create agent").click()
     expect(page.locator("#agents")).to_contain_text("Practice handbook")
+    page.get_by_role("button", name="Edit Reception").click()
+    expect(page.get_by_label("Practice handbook")).to_be_checked()
+    page.get_by_label("Instructions").fill("Answer from the handbook; take messages; be brief.")
+    page.get_by_role("button", name="Save agent").click()
+    expect(page.get_by_role("status")).to_have_text("Reception is saved.")
+    expect(page.locator("#agents").get_by_role("row", name=re.compile("^Reception"))).to_contain_text(
+        "Practice handbook")
 
     open_screen(page, "Providers")
     page.get_by_label("Name", exact=True).fill("office-gpu")

@@ -3,7 +3,7 @@
 import { $, api, confirmAction, el, fillRows, guarded, onSubmit, options, say, start } from "/static/console.js";
 
 const LINES = "/api/admin/telephony/numbers";
-const CLEARABLE = ["label", "greeting", "notice", "transfer_e164"];
+const CLEARABLE = ["label", "greeting", "notice", "transfer_e164", "deliver_group_chat_id"];
 let editing = null;
 const names = { agents: new Map(), owners: new Map() };
 
