@@ -25,9 +25,10 @@ if str(ROOT) not in sys.path:
 
 
 def instrumented(*names: str) -> list[ModuleType]:
-    """Import ``names`` with coverage instrumentation, so the fuzzer sees their branches."""
-    with atheris.instrument_imports():
-        return [importlib.import_module(name) for name in names]
+    """Import the modules under test. ``run`` instruments them (and everything else
+    loaded) before fuzzing; ``instrument_imports`` would miss a module some earlier
+    import had already loaded."""
+    return [importlib.import_module(name) for name in names]
 
 
 @contextlib.contextmanager
@@ -39,11 +40,42 @@ def allowed(*errors: type[BaseException]) -> Iterator[None]:
         pass
 
 
+# Words the service's JSON readers look for, so built values reach past the first check.
+WORDS = ("event", "start", "media", "stop", "mark", "dtmf", "connected", "streamSid",
+         "callSid", "payload", "name", "mediaFormat", "encoding", "audio/x-mulaw",
+         "sampleRate", "channels", "customParameters", "ticket", "sequenceNumber", "track",
+         "model", "messages", "role", "user", "content", "type", "text", "n", "stream",
+         "stream_options", "include_usage", "tools", "timezone", "slot_minutes", "hours",
+         "weekday", "opens_minute", "closes_minute", "enabled", "lead_minutes",
+         "horizon_days", "UTC", "Europe/London")
+
+
+def json_value(fdp: atheris.FuzzedDataProvider, depth: int = 0) -> object:
+    """A JSON value built from the fuzzer's bytes, biased to the words above."""
+    kind = fdp.ConsumeIntInRange(0, 7 if depth < 4 else 4)
+    if kind == 0:
+        return fdp.PickValueInList(list(WORDS))
+    if kind == 1:
+        return fdp.ConsumeUnicodeNoSurrogates(fdp.ConsumeIntInRange(0, 24))
+    if kind == 2:
+        return fdp.ConsumeIntInRange(-2, 2000)
+    if kind == 3:
+        return fdp.PickValueInList([True, False, None, 1.5, -0.0])
+    if kind == 4:
+        return fdp.ConsumeInt(8)
+    if kind == 5:
+        return [json_value(fdp, depth + 1) for _ in range(fdp.ConsumeIntInRange(0, 4))]
+    return {fdp.PickValueInList(list(WORDS)) if fdp.ConsumeBool()
+            else fdp.ConsumeUnicodeNoSurrogates(6): json_value(fdp, depth + 1)
+            for _ in range(fdp.ConsumeIntInRange(0, 6))}
+
+
 def run(one_input: Callable[[atheris.FuzzedDataProvider], None]) -> None:
     """Start libFuzzer on ``one_input``; command-line flags go to libFuzzer."""
 
     def target(data: bytes) -> None:
         one_input(atheris.FuzzedDataProvider(data))
 
+    atheris.instrument_all()  # coverage of every function loaded, so branches guide it
     atheris.Setup(sys.argv, target)
     atheris.Fuzz()

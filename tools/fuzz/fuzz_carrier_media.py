@@ -1,7 +1,9 @@
 """Long-run fuzzing of the carrier's media stream: any text or binary messages give
 events or ``RemoteProtocolError``."""
 
-from _harness import allowed, instrumented, run
+import json
+
+from _harness import allowed, instrumented, json_value, run
 
 (carrier_media, errors) = instrumented("core.carrier_media", "core.errors")
 
@@ -10,8 +12,11 @@ def one_input(fdp):
     connection = carrier_media.CarrierConnection()
     with allowed(errors.RemoteProtocolError):
         while fdp.remaining_bytes():
-            if fdp.ConsumeIntInRange(0, 15) == 0:
+            choice = fdp.ConsumeIntInRange(0, 15)
+            if choice == 0:
                 connection.receive_binary(fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 64)))
+            elif choice < 10:  # JSON shaped like the carrier's messages
+                connection.receive_text(json.dumps(json_value(fdp)))
             else:
                 connection.receive_text(fdp.ConsumeUnicodeNoSurrogates(
                     fdp.ConsumeIntInRange(0, 600)))
