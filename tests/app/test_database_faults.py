@@ -6,11 +6,13 @@ OpenAI error shape, the rest of ``/api`` 503 in ours, and a carrier call is refu
 ``lookup_failed`` with ``<Reject/>`` (fail closed, spec: telephony.md "Refusal
 reasons"). Once it is back everything works again, and nothing accepted before or
 during the fault is lost: every answered completion has its usage row, every account
-and call recorded before the fault is still there.
+and call recorded before the fault is still there, and a call taken before the fault
+that never got its audio ends with a recorded outcome (``no_media``).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import logging
 import xml.etree.ElementTree as ET
@@ -121,7 +123,15 @@ async def test_a_stopped_database_is_503_and_fail_closed_and_nothing_is_lost(rig
     await rig.start_database()
     assert (await rig.complete()).status_code == 200
     assert (await rig.api.get("/api/me", headers=rig.session)).status_code == 200
+    # The call taken before the fault never got its audio: once its ticket is past
+    # the 30 seconds, the next admission ends it with a recorded outcome.
+    await TelephonyCall.update({TelephonyCall.started_at: dt.datetime.now(dt.UTC)
+                                - dt.timedelta(seconds=31)}).where(
+        TelephonyCall.outcome == "in_progress")
     assert not _rejected(await rig.call())
+    outcomes = sorted(row["outcome"] for row in await TelephonyCall.select(
+        TelephonyCall.outcome))
+    assert outcomes == ["in_progress", "no_media"]
     await rig.services.usage.drain()
     assert await Account.count() == accounts
     assert await TelephonyCall.count() == calls + 1
