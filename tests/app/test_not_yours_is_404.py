@@ -11,6 +11,7 @@ without a row here fails the test until it has one.
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from typing import Any
 
 import pytest
@@ -52,6 +53,10 @@ BY_ID: list[tuple[str, str, Any]] = [
     ("PATCH", "/api/notify-targets/{target}", {"enabled": False}),
     ("DELETE", "/api/notify-targets/{target}", None),
     ("POST", "/api/notify-targets/{target}/test", None),
+    ("GET", "/api/notify-targets/{target}/attempts", None),
+    ("GET", "/api/telephony/calls/{call}/recording", None),
+    ("DELETE", "/api/telephony/calls/{call}/recording", None),
+    ("DELETE", "/api/telephony/calls/{call}/transcript", None),
 ]
 # The endpoints that act on the caller's own data, naming the owner instead.
 NAMING_THE_OWNER: list[tuple[str, str, Any]] = [
@@ -115,10 +120,11 @@ async def owned(api, services):
     starts = (NOW + dt.timedelta(days=1)).replace(hour=10).isoformat()
     ids["appointment"] = await _id(await api.post("/api/diary/appointments", headers=ann, json={
         "starts_at": starts, "caller_name": "Jane Smith", "subject": "Lease"}))
-    call = await a_call(__import__("uuid").UUID(ids["owner"]))
+    call = await a_call(uuid.UUID(ids["owner"]))
     enquiry = await services.diary.enquiries.take(call, caller_name="Jane", subject="Boiler",
                                                   message="Leaking.")
     ids["enquiry"] = str(enquiry["id"])
+    ids["call"] = str(call.call_id)
     ids["target"] = await _id(await api.post("/api/notify-targets", headers=ann, json={
         "kind": "chat_a", "url": "https://hooks.example.com/services/T000/B000/XXXX"}))
     return ann, ids
@@ -172,7 +178,8 @@ def _template(path: str) -> str:
     names = {"agent": "agent_id", "project": "project_id", "library": "library_id",
              "document": "document_id", "chat": "chat_id", "api_key": "key_id",
              "provider_key": "key_id", "name": "name_id", "appointment": "appointment_id",
-             "enquiry": "enquiry_id", "owner": "account_id", "target": "target_id"}
+             "enquiry": "enquiry_id", "owner": "account_id", "target": "target_id",
+             "call": "call_id"}
     path = path.split("?")[0]
     for short, long in names.items():
         path = path.replace("{" + short + "}", "{" + long + "}")
