@@ -34,10 +34,12 @@ log = logging.getLogger("svc.db")
 #: What a query meets while PostgreSQL is stopped, restarting or out of reach: the
 #: connection refused or gone, the server shutting down or not yet accepting. The
 #: service answers these with 503 (try again), not 500, and fails closed where a
-#: decision needed the database.
+#: decision needed the database. ``InternalClientError`` is a connection the server
+#: dropped mid-answer (its last reply never came) taken from a pool before the loss
+#: was noticed; the next attempt gets a fresh one.
 UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (
     asyncpg.PostgresConnectionError, asyncpg.OperatorInterventionError,
-    asyncpg.InterfaceError, OSError, TimeoutError)
+    asyncpg.InterfaceError, asyncpg.InternalClientError, OSError, TimeoutError)
 
 
 def is_unavailable(error: BaseException) -> bool:
@@ -137,4 +139,11 @@ async def fast_connection():
             yield ordinary
     else:
         async with _fast.acquire() as pooled:
-            yield pooled
+            try:
+                yield pooled
+            except BaseException:
+                # Without the reset, a statement cut short (the server went away, the
+                # task was cancelled) could leave the connection mid-operation for the
+                # next caller: close it instead; the pool opens a new one.
+                pooled.terminate()
+                raise
