@@ -314,3 +314,14 @@ async def test_a_client_leaving_before_a_whole_passthrough_answer_cancels_it(v1)
             break
         await asyncio.sleep(0.02)
     assert await UsageEvent.select(UsageEvent.outcome) == [{"outcome": "client_disconnected"}]
+
+
+async def test_passthrough_uses_the_callers_own_provider_key_when_stored(v1):
+    providers = (await v1.api.get("/api/admin/providers", headers=await v1.api.as_new_user(
+        v1.services, "root@example.org", role="admin"))).json()["data"]
+    stored = await v1.api.post("/api/profile/provider-keys", headers=v1.user, json={
+        "provider_id": providers[0]["id"], "api_key": "devs-own-key"})
+    assert stored.status_code == 201, stored.text
+    await v1.sdk.chat.completions.create(model="fake-small",
+                                         messages=[{"role": "user", "content": "x"}])
+    assert v1.upstream.requests[-1].headers["authorization"] == "Bearer devs-own-key"
