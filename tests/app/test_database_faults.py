@@ -24,7 +24,12 @@ import pytest
 from adapters.embedded_postgres import EmbeddedPostgres
 from app import db
 from app.tables import Account, TelephonyCall, UsageEvent
-from tests.app.test_telephony_setup import carrier_post, deployment, voice_params
+from tests.app.test_telephony_setup import (
+    SHARED_SECRET,
+    carrier_post,
+    deployment,
+    voice_params,
+)
 from tests.fakes.upstream import FakeUpstream
 from tests.support.http import running_app
 from tests.support.settings import set_runtime
@@ -118,7 +123,12 @@ async def test_a_stopped_database_is_503_and_fail_closed_and_nothing_is_lost(rig
     assert (await rig.api.get("/healthz")).status_code == 503
     with caplog.at_level(logging.WARNING, logger="svc.telephony"):
         assert _rejected(await rig.call())  # refused, never let through
-    assert "call lookup failed" in caplog.messages  # the lookup_failed refusal
+        # The telephone system's question gets the empty answer: hang up.
+        asked = await rig.api.get("/api/telephony/pbx/answer", params={
+            "from": "+441632960777", "to": "+441632960001"},
+            headers={"x-service-telephony-key": SHARED_SECRET})
+        assert asked.status_code == 200 and asked.text == ""
+    assert caplog.messages.count("call lookup failed") == 2  # both refused lookup_failed
 
     await rig.start_database()
     assert (await rig.complete()).status_code == 200

@@ -90,7 +90,7 @@ async def populate(app) -> World:
                "library_id": library.json()["id"], "document_id": document.json()["id"],
                "key": "features.voice", "target_id": target.json()["id"],
                "name_id": names[0]["id"], "appointment_id": appointment.json()["id"],
-               "enquiry_id": str(enquiry["id"])}
+               "enquiry_id": str(enquiry["id"]), "call_id": str(call.id)}
         return World(found.admin, found.owner,
                      {"Authorization": f"Bearer {minted.json()['key']}"}, ids)
 
