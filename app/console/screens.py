@@ -104,9 +104,15 @@ SCREENS: tuple[Screen, ...] = (
            "Messages taken on every line.", line_managers),
 )
 
-#: the call detail page is reached from the call log, not the navigation
-CALL_SCREEN = Screen("/admin/telephone/calls/{call_id}", "call", "Call", "Admin",
-                     "One call: its transcript and recording.", line_managers)
+def call_readers(audience: Audience) -> bool:
+    # Its log entry needs telephony.manage; its recording is the line's account's too
+    # (spec: telephony.md "Authentication"), so a line's owner may open the page.
+    return line_managers(audience) or line_owners(audience)
+
+
+#: a call's page is reached from the call log or a message, not the navigation
+CALL_SCREEN = Screen("/calls/{call_id}", "call", "Call", "Admin",
+                     "One call: its transcript and recording.", call_readers)
 
 
 def offered(audience: Audience) -> list[Screen]:

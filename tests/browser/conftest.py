@@ -77,10 +77,13 @@ def page(browser, console):
                                   viewport={"width": 1280, "height": 900})
     context.set_default_timeout(15_000)
     tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
     try:
         yield tab
     finally:
         context.close()
+    assert errors == [], f"scripts failed in the page: {errors}"
 
 
 def screenshot(page, name: str) -> Path:

@@ -13,6 +13,7 @@ binary named by ``SVC_TEST_CHROMIUM``; Playwright drives it through
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import shutil
 import threading
@@ -102,3 +103,17 @@ class ConsoleServer:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout=30)
         self.loop.close()
+
+
+def write_recording(console: "ConsoleServer", call_id) -> None:
+    """A recording of ``call_id`` as the recorder writes it: one second of a 440 Hz tone
+    on both channels, 8 kHz μ-law WAV in the recordings directory."""
+    from core.wav import interleave, ulaw_header
+    from kernels.ulaw import lin2ulaw
+
+    tone = b"".join(int(8000 * math.sin(2 * math.pi * 440 * i / 8000)).to_bytes(
+        2, "little", signed=True) for i in range(8000))
+    side = lin2ulaw(tone)
+    directory = console.boot.recordings_dir
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{call_id}.wav").write_bytes(ulaw_header(8000) + interleave(side, side))

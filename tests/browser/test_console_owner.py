@@ -18,7 +18,7 @@ from tests.browser.conftest import (
     settled,
     sign_in,
 )
-from tests.browser.harness import ENABLE_NOTICE
+from tests.browser.harness import ENABLE_NOTICE, write_recording
 
 expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
 
@@ -249,3 +249,45 @@ def test_an_administrator_keeps_another_accounts_screening_list(page, console):
     sign_in(page, OWNER)
     open_screen(page, "Screening list")
     expect(page.locator("#names")).to_contain_text("Charles Babbage")
+
+
+def test_the_lines_account_listens_to_the_call_a_message_came_from(page, console, accounts):
+    require_api(console, "GET", "/api/telephony/compliance")  # the line comes from that test
+    import uuid
+
+    from app import db
+
+    call_id = uuid.uuid4()
+
+    async def message_with_call():
+        async with db.connection() as connection:
+            line = await connection.fetchrow(
+                "SELECT id, e164, agent_id FROM telephony_line WHERE owner_user_id = $1",
+                accounts["id"])
+            await connection.execute(
+                "INSERT INTO telephony_call (id, number_id, e164, from_number, provider, "
+                "owner_id, agent_id, outcome, ended_at) "
+                "VALUES ($1, $2, $3, '+447700900555', 'carrier', $4, $5, 'completed', now())",
+                call_id, line["id"], line["e164"], accounts["id"], line["agent_id"])
+            await connection.execute(
+                "INSERT INTO enquiry (account_id, call_id, caller_number, caller_name, subject, "
+                "message) VALUES ($1, $2, '+447700900555', 'Alan Turing', 'Repeat prescription', "
+                "'Needs it by Friday.')", accounts["id"], call_id)
+
+    console.run(message_with_call())
+    write_recording(console, call_id)
+    sign_in(page, OWNER)
+    open_screen(page, "Enquiries")
+    row = page.locator("#enquiries").get_by_role("row", name=re.compile("Alan Turing"))
+    row.get_by_role("link", name="The call").click()
+    page.wait_for_url(f"**/calls/{call_id}")
+    settled(page)
+    expect(page.locator("#call")).to_contain_text("for telephony managers")
+    page.get_by_role("button", name="Play the recording").click()
+    expect(page.locator("#player")).to_have_js_property("readyState", 4)
+    screenshot(page, "owner-listens")
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, OTHER)  # anyone else: the page is not offered, the recording is 404
+    assert page.goto(f"/calls/{call_id}").status == 404
+    answer = _api(page, console).get(f"/api/telephony/calls/{call_id}/recording")
+    assert answer.status_code == 404

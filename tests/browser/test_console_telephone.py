@@ -10,7 +10,6 @@ starts from what the one before set up (the agent, then the line, then its calls
 from __future__ import annotations
 
 import datetime as dt
-import math
 import re
 import uuid
 
@@ -24,7 +23,7 @@ from tests.browser.conftest import (
     settled,
     sign_in,
 )
-from tests.browser.harness import ENABLE_NOTICE
+from tests.browser.harness import ENABLE_NOTICE, write_recording
 
 expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
 
@@ -138,8 +137,6 @@ async def _calls_on_the_line(console) -> str:
     """Thirty finished calls on the line; the newest has a transcript and a recording."""
     from app import db
     from app.tables import Chat, ChatMessage
-    from core.wav import interleave, ulaw_header
-    from kernels.ulaw import lin2ulaw
 
     async with db.connection() as connection:
         line = await connection.fetchrow("SELECT id, e164, agent_id, owner_user_id "
@@ -166,13 +163,7 @@ async def _calls_on_the_line(console) -> str:
     async with db.connection() as connection:
         await connection.execute("UPDATE telephony_call SET chat_id = $2 WHERE id = $1",
                                  newest, chat.id)
-    # one second of a 440 Hz tone on both channels, as the recorder writes it
-    tone = b"".join(int(8000 * math.sin(2 * math.pi * 440 * i / 8000)).to_bytes(2, "little", signed=True)
-                    for i in range(8000))
-    side = lin2ulaw(tone)
-    directory = console.services.boot.recordings_dir
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / f"{newest}.wav").write_bytes(ulaw_header(8000) + interleave(side, side))
+    write_recording(console, newest)
     return str(newest)
 
 
@@ -200,7 +191,7 @@ def test_the_call_log_filters_pages_and_opens_a_call_with_transcript_and_recordi
     page.get_by_label("Outcome", exact=True).select_option("")
     page.get_by_role("button", name="Show calls").click()
     calls.get_by_role("link", name=re.compile("from \\+447700900029")).click()
-    page.wait_for_url(f"**/admin/telephone/calls/{newest}")
+    page.wait_for_url(f"**/calls/{newest}")
     expect(page.locator("#call")).to_contain_text("completed")
     expect(page.locator("#transcript")).to_contain_text("80 pounds")
     screenshot(page, "call-with-transcript")

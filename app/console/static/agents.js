@@ -67,4 +67,4 @@ start(async () => {
     el("input", { type: "checkbox", id: `lib-${lib.id}`, value: lib.id }), " ",
     el("label", { class: "inline", for: `lib-${lib.id}` }, lib.name))) : [el("p", { class: "muted" }, "No Libraries yet.")]));
   await load();
-})();
+});

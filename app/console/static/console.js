@@ -41,7 +41,7 @@ export function el(tag, attributes = {}, ...children) {
     else if (name === "text") node.textContent = value;
     else node.setAttribute(name, value === true ? "" : value);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined) continue;
     node.append(child instanceof Node ? child : String(child));
   }
@@ -113,6 +113,11 @@ export function length(call) {
   if (!call.ended_at || !call.started_at) return "";
   const total = Math.round((new Date(call.ended_at) - new Date(call.started_at)) / 1000);
   return `${Math.floor(total / 60)}:${String(total % 60).padStart(2, "0")}`;
+}
+
+// A link to the page of the call a message or appointment came from, if any.
+export function callLink(item) {
+  return item.call_id ? [el("br"), el("a", { href: `/calls/${item.call_id}` }, "The call")] : null;
 }
 
 // The form's fields as JSON: checkboxes as booleans, number inputs as numbers, and

@@ -1,6 +1,6 @@
 // Owner → Enquiries: messages taken on the owner's lines, each one's status changed
 // in place (new, in hand, done).
-import { $, api, el, fail, fillRows, onSubmit, owned, say, start, when } from "/static/console.js";
+import { $, api, callLink, el, fail, fillRows, onSubmit, owned, say, start, when } from "/static/console.js";
 
 const STATUSES = [["new", "new"], ["in_hand", "in hand"], ["done", "done"]];
 let status = "";
@@ -27,7 +27,7 @@ async function load() {
     { value: (e) => when(e.created_at) },
     { value: (e) => [e.caller_name || "", el("br"), el("span", { class: "muted" }, e.caller_number || "")] },
     { value: (e) => e.subject || "" },
-    { value: (e) => e.message || "" },
+    { value: (e) => [e.message || "", callLink(e)] },
     { value: statusControl },
   ], "No messages.");
 }

@@ -1,5 +1,5 @@
 // Admin → Messages: the messages taken on every line (telephony.manage), read only.
-import { $, api, el, fillRows, onSubmit, start, when } from "/static/console.js";
+import { $, api, callLink, el, fillRows, onSubmit, start, when } from "/static/console.js";
 
 const accounts = new Map();
 let status = "";
@@ -11,7 +11,7 @@ async function load() {
     { value: (e) => accounts.get(e.account_id) || e.account_id },
     { value: (e) => [e.caller_name || "", el("br"), el("span", { class: "muted" }, e.caller_number || "")] },
     { value: (e) => e.subject || "" },
-    { value: (e) => e.message || "" },
+    { value: (e) => [e.message || "", callLink(e)] },
     { value: (e) => e.status.replace("_", " ") },
   ], "No messages.");
 }

@@ -30,4 +30,4 @@ start(async () => {
   const providers = (await api("GET", "/api/providers")).data;
   options($("#provider"), providers, (p) => p.name, (p) => p.id);
   show((await api("GET", PATH)).data);
-})();
+});

@@ -145,4 +145,4 @@ async function loadChoices() {
 start(async () => {
   await loadChoices();
   await loadLines();
-})();
+});
