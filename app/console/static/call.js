@@ -78,7 +78,7 @@ start(async () => {
     // The log entry is for telephony managers; the line's account may still listen.
     if (!(error instanceof ApiError) || error.status !== 403) throw error;
     $("#back").replaceWith(el("a", { href: "/owner/enquiries" }, "Back to the messages"));
-    $("#call").replaceWith(el("p", { class: "unavailable", role: "note" }, "The call's log entry is for telephony managers."));
+    $("#call").replaceWith(el("p", { id: "call", class: "unavailable", role: "note" }, "The call's log entry is for telephony managers."));
     unavailable($("#transcript"), "The transcript is shown with the call log, which is for telephony managers.");
     return;
   }
