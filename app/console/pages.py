@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs, quote, urlsplit
 
 from blacksheep import Application, Request, Response, Router
 from blacksheep.server.rendering.jinja2 import JinjaRenderer
@@ -118,19 +118,22 @@ async def login_form(request: Request, svc: Services) -> Response:
     return _page("login", next=target, email="", error=None, title="Sign in")
 
 
-def _cross_site(request: Request) -> bool:
+def _cross_site(request: Request, svc: Services) -> bool:
     """A form posted from another site (the browser names its origin): refused, so no
-    page elsewhere can sign a visitor in or out of this console."""
+    page elsewhere can sign a visitor in or out of this console. Our own origin is the
+    address the request came to, or ``server.public_url`` behind a proxy that rewrites
+    the Host header."""
     origin = request.get_first_header(b"origin")
     if origin is None:
         return False
-    host = request.get_first_header(b"host") or b""
-    return origin.split(b"://", 1)[-1] != host
+    ours = {(request.get_first_header(b"host") or b"").decode("latin-1"),
+            urlsplit(svc.boot["server.public_url"]).netloc}
+    return origin.decode("latin-1").split("://", 1)[-1] not in ours
 
 
 async def login_submit(request: Request, svc: Services) -> Response:
     """The form's POST: the same check and session as ``POST /api/auth/login``."""
-    if _cross_site(request):
+    if _cross_site(request, svc):
         return _page("login", 403, next="/", email="", title="Sign in",
                      error="Sign in from this server's own page.")
     form = parse_qs((await read_bytes(request, MAX_FORM_BYTES)).decode("utf-8", "replace"))
@@ -149,7 +152,7 @@ async def login_submit(request: Request, svc: Services) -> Response:
 
 
 async def logout_submit(request: Request, svc: Services) -> Response:
-    if _cross_site(request):
+    if _cross_site(request, svc):
         return see_other("/")
     token = request.cookies.get(COOKIE_NAME)
     if token:

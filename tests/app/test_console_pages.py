@@ -34,6 +34,9 @@ async def test_the_form_refuses_a_wrong_password_another_site_and_a_foreign_next
     foreign = await api.post("/login", headers={"Origin": "https://elsewhere.example"},
                              data={"email": "ann@example.org", "password": PASSWORD})
     assert foreign.status_code == 403 and "svc_session" not in foreign.cookies
+    proxied = await api.post("/login", headers={"Origin": "http://127.0.0.1:8080"},
+                             data={"email": "ann@example.org", "password": PASSWORD})
+    assert proxied.status_code == 303  # server.public_url: the address behind a proxy
     for target in ("https://elsewhere.example/", "//elsewhere.example/", "/\\elsewhere"):
         answer = await api.post("/login", data={"email": "ann@example.org",
                                                 "password": PASSWORD, "next": target})
