@@ -106,8 +106,9 @@ class SSEParser:
             self._buffer = lines.pop()
         else:
             self._buffer = b""
-        if lines and lines[-1].endswith(b"\r"):
-            self._skip_lf = True  # a CRLF may be split between this chunk and the next
+            # Only a chunk that ends in CR may have its CRLF split by the next chunk; a
+            # CR followed by an unfinished line in this chunk has no LF to wait for.
+            self._skip_lf = bool(lines) and lines[-1].endswith(b"\r")
         events: list[ServerSentEvent] = []
         position = 0
         for line in lines:

@@ -257,3 +257,13 @@ def test_memory_held_never_exceeds_the_cap(chunks):
             assert held <= cap
     except RemoteProtocolError:
         pass
+
+
+def test_a_cr_inside_a_chunk_that_ends_mid_line_does_not_swallow_the_next_lf():
+    # Found by the split property: "event: a\r" then an unfinished "data: b" in one
+    # chunk made the parser take the next chunk's leading LF for the tail of a CRLF,
+    # so the line "data: b" and the blank line after it ran together.
+    stream = b"event: a\rdata: b\n\n"
+    cut = len(b"event: a\rdata: b")
+    assert feed_in_pieces(stream, [cut]) == feed_whole(stream) == [
+        ServerSentEvent("a", "b", None, None)]
