@@ -8,7 +8,7 @@ written before a body has passed here.
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from blacksheep import Request
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -19,9 +19,12 @@ Model = TypeVar("Model", bound=BaseModel)
 
 
 class Body(BaseModel):
-    """Base of every request body: strict types, unknown fields refused."""
+    """Base of every request body: strict types, unknown fields refused, no NUL
+    character in any string except the fields a model names in ``nul_checked_by_reader``
+    (it refuses NUL itself, with its own error)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+    nul_checked_by_reader: ClassVar[frozenset[str]] = frozenset()
 
 
 async def read_bytes(request: Request, max_bytes: int) -> bytes:
@@ -91,7 +94,10 @@ def _nul_at(value: Any, path: tuple[str, ...] = ()) -> tuple[str, ...] | None:
 def validate(model: type[Model], value: Any) -> Model:
     # PostgreSQL text cannot hold NUL ("\u0000" is valid JSON): refuse it here, naming
     # the field, rather than fail when the value reaches the database.
-    if (path := _nul_at(value)) is not None:
+    exempt = getattr(model, "nul_checked_by_reader", frozenset())
+    checked = ({key: item for key, item in value.items() if key not in exempt}
+               if isinstance(value, dict) and exempt else value)
+    if (path := _nul_at(checked)) is not None:
         field = ".".join(path) or None
         raise Unprocessable(f"{field or 'The body'} must not contain the NUL character.",
                             code="invalid_value", field=field)

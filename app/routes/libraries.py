@@ -40,6 +40,9 @@ class LibraryChangeBody(Body):
 
 
 class DocumentBody(Body):
+    # A NUL in the content means a binary file: the document reader refuses it (415).
+    nul_checked_by_reader = frozenset({"content"})
+
     title: str
     content: str
     media_type: str = Field(default="text/plain", description=" | ".join(MEDIA_TYPES))
