@@ -181,7 +181,10 @@ class PbxSignalling:
 
     async def proceed(self, identifier: str | None) -> str:
         """The number to transfer to once the audio connection ended, or ""."""
-        if not identifier or len(identifier) > MAX_QUERY_VALUE:
+        # An identifier is UUID text; anything else (a NUL character, which the
+        # database cannot even compare, included) names no call.
+        if (not identifier or len(identifier) > MAX_QUERY_VALUE or not identifier.isascii()
+                or not identifier.isprintable()):
             return ""
         call_id = await self.calls.id_for_ticket(identifier.strip().lower())
         number = await self.calls.transfer_number(call_id) if call_id else None

@@ -90,3 +90,14 @@ async def test_a_tool_aimed_inside_is_refused(services, fake, owner, url, reason
     refused = await _ask_with_tool(services, fake, owner, "weather", '{"city": "Oslo"}')
     assert refused.status is ToolStatus.ERROR and "not allowed" in refused.content
     assert reason in refused.content.lower()
+
+
+@pytest.mark.parametrize("identifier", ["\x00abc", "é" * 10, "a\nb"])
+async def test_a_continue_question_naming_no_possible_ticket_gets_the_empty_answer(
+        api, services, identifier):
+    # Found by fuzzing the pbx questions: a NUL in ``call`` reached the database and
+    # failed there with a 500.
+    await deployment(api, services, provider="pbx", line_provider="pbx")
+    asked = await api.get("/api/telephony/pbx/continue", params={"call": identifier},
+                          headers={"x-service-telephony-key": SHARED_SECRET})
+    assert asked.status_code == 200 and asked.text == ""
