@@ -1,7 +1,8 @@
 """The pbx transport: Asterisk's AudioSocket over TCP, and the listener that takes it.
 
 ``bind_audiosocket`` binds ``telephony.pbx_listen`` (once, at process start) and
-``serve_audiosockets`` accepts connections on it until cancelled, one task each.
+``serve_audiosockets`` accepts connections on it until cancelled, one task each (on
+asyncio as ``frame_stream.FrameStream``s, made for many small frames).
 ``serve_audiosocket`` handles one connection: the identifier frame must arrive
 within 5 seconds and redeem as a ticket, else the connection is closed without a word
 (spec: telephony.md "Pbx ticket", "Limits"); then ``answer`` runs the call over an
@@ -23,8 +24,10 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import anyio
+import sniffio
 from anyio.abc import ByteStream, SocketAttribute, SocketListener, SocketStream
 
+from adapters.voice.frame_stream import serve_frame_streams
 from adapters.voice.transport import CallTransport, TransportBroken
 from core.audiosocket import (
     AudioReceived,
@@ -99,7 +102,14 @@ async def serve_audiosockets(listener: SocketListener,
             log.exception("an AudioSocket call failed")
 
     async with listener:
-        await listener.serve(handle)
+        if sniffio.current_async_library() != "asyncio":
+            await listener.serve(handle)
+            return
+        # On asyncio the connections are frame streams: no task switch per frame sent
+        # and no system calls per frame received beyond the read itself.
+        listeners = getattr(listener, "listeners", [listener])
+        await serve_frame_streams([each.extra(SocketAttribute.raw_socket)
+                                   for each in listeners], handle)
 
 
 class AudioSocketTransport:
