@@ -1,8 +1,9 @@
 """The line's side of a call: 20 ms frames played to the caller, paced in real time.
 
-``Player`` keeps a queue of frames per utterance and sends one frame every 20 ms on
-an absolute schedule (a late wake-up is made up by the next one, not carried). It
-sends nothing when it has nothing: between answers the line is quiet without a
+``Player`` keeps a queue of frames per utterance and sends one frame at each tick of
+the event loop's shared 20 ms ticker (``pacing.FrameTicker``); a frame whose tick
+rang while the process was busy goes at once, one that missed its slot entirely waits
+for the next tick: frames never burst to catch up. It sends nothing when it has nothing: between answers the line is quiet without a
 frame. ``stop`` drops everything queued at once (barge-in). ``finished(u)`` is an
 event set when the last frame queued for utterance ``u`` has gone out, or was
 dropped.
@@ -18,6 +19,7 @@ from collections.abc import Callable
 
 import anyio
 
+from adapters.voice.pacing import frame_ticker
 from adapters.voice.transport import FRAME_BYTES, FRAME_SECONDS, CallTransport
 
 __all__ = ["Framer", "Player"]
@@ -55,7 +57,7 @@ class Player:
         self._queue: deque[tuple[int, bytes | anyio.Event]] = deque()
         self._wake = anyio.Event()
         self._generation = 0  # moves on every stop, so a frame held across it is dropped
-        #: Frames sent so far, and those whose send came later than their 20 ms slot.
+        #: Frames sent so far, and those sent after their tick had rung.
         self.frames_sent = 0
         self.late_frames = 0
 
@@ -80,14 +82,14 @@ class Player:
                 item.set()
 
     async def run(self) -> None:
-        """Send frames until cancelled."""
-        next_at = anyio.current_time()
+        """Send frames until cancelled, one at each tick of the shared ticker."""
+        ticker = frame_ticker()
+        last_tick: float | None = None  # of the frame before, while frames keep coming
         while True:
             if not self._queue:
                 self._wake = anyio.Event()
                 await self._wake.wait()
-                # After a quiet spell the schedule starts again from now.
-                next_at = max(next_at, anyio.current_time())
+                last_tick = None  # after a quiet spell the next frame starts afresh
                 continue
             utterance, item = self._queue.popleft()
             if isinstance(item, anyio.Event):
@@ -96,15 +98,15 @@ class Player:
                 item.set()
                 continue
             generation = self._generation
-            delay = next_at - anyio.current_time()
-            if delay > 0:
-                await anyio.sleep(delay)
-            elif delay < -FRAME_SECONDS:
+            due = None if last_tick is None else last_tick + FRAME_SECONDS
+            if due is not None and due <= ticker.clock() < due + FRAME_SECONDS:
+                tick = due  # its tick rang while the process was busy: send it now
                 self.late_frames += 1
-                next_at = anyio.current_time()  # do not burst to catch up
-            if generation != self._generation:
-                continue  # stopped while this frame waited for its slot
+            else:
+                tick = await ticker.next_tick()
+                if generation != self._generation:
+                    continue  # stopped while this frame waited for its slot
             await self._transport.send_frame(item)
             self.frames_sent += 1
             self._on_sent(utterance, item)
-            next_at += FRAME_SECONDS
+            last_tick = tick

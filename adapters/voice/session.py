@@ -33,6 +33,7 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import TaskGroup
 
+from adapters.voice.pacing import loop_clock
 from adapters.voice.playback import Framer, Player
 from adapters.voice.transport import (
     LINE_RATE,
@@ -158,6 +159,7 @@ class _CallSession:
                                  barge_threshold=dials.barge_rms, barge_min_ms=dials.barge_min_ms)
         self.to_recognition = Resampler(LINE_RATE, rate) if rate != LINE_RATE else None
         self.player = Player(transport, self._frame_sent)
+        self.clock = loop_clock()  # read per frame: the loop's own, not through sniffio
         preroll_bytes = int((dials.min_speech_ms / 1000 + PREROLL_EXTRA_SECONDS) * rate) * 2
         self.preroll: deque[bytes] = deque()
         self.preroll_bytes, self.preroll_limit = 0, preroll_bytes
@@ -182,7 +184,7 @@ class _CallSession:
                 tasks.start_soon(self._play)
                 tasks.start_soon(self._read)
                 tasks.start_soon(self._keep_time)
-                self._carry_out(self.conversation.start(anyio.current_time()))
+                self._carry_out(self.conversation.start(self.clock()))
                 await self.ended.wait()
                 ending = self.conversation.ending
                 assert ending is not None
@@ -223,7 +225,7 @@ class _CallSession:
 
     def _feed(self, given: Input) -> None:
         """Give the conversation one input and carry out what it decides."""
-        self._carry_out(self.conversation.handle(given, anyio.current_time()))
+        self._carry_out(self.conversation.handle(given, self.clock()))
 
     def _carry_out(self, actions: list[Action]) -> None:
         for action in actions:
@@ -238,9 +240,9 @@ class _CallSession:
             if deadline is None:
                 return
             self.timer_wake, self.timer_target = anyio.Event(), deadline
-            with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
+            with anyio.move_on_after(max(0.0, deadline - self.clock())):
                 await self.timer_wake.wait()
-            now = anyio.current_time()
+            now = self.clock()
             deadline = self.conversation.deadline
             if deadline is not None and now >= deadline:
                 self._carry_out(self.conversation.handle_timer(now))
