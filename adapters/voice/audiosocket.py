@@ -28,7 +28,7 @@ import sniffio
 from anyio.abc import ByteStream, SocketAttribute, SocketListener, SocketStream
 
 from adapters.voice.frame_stream import serve_frame_streams
-from adapters.voice.transport import CallTransport, TransportBroken
+from adapters.voice.transport import CallTransport, TransportBroken, pull_audio
 from core.audiosocket import (
     AudioReceived,
     AudioSocketConnection,
@@ -120,6 +120,7 @@ class AudioSocketTransport:
         self.stream = stream
         self.connection = connection
         self._pending: deque[Event] = deque(pending or ())
+        self._fault: RemoteProtocolError | None = None  # the peer's, not yet raised
         self.frames_sent = 0
 
     async def receive(self) -> bytes | None:
@@ -136,6 +137,52 @@ class AudioSocketTransport:
                     raise TransportBroken(f"the telephone system reported error {event.code!r}")
             await self._read()
 
+    async def relay(self, on_audio: Callable[[bytes], None]) -> None:
+        """``relay_audio`` for this connection. On a frame stream the caller's audio goes
+        to ``on_audio`` from the stream's read callback, without waking a task per
+        frame; anything else (a hangup, an error, a broken protocol) ends the hand-over
+        and is taken as ``receive`` takes it."""
+        hand_over = getattr(self.stream, "hand_over", None)
+        if hand_over is None:
+            await pull_audio(self, on_audio)
+            return
+        stopped = anyio.Event()
+        failure: list[BaseException] = []
+
+        def take(data: bytes) -> None:
+            if stopped.is_set():
+                return
+            try:
+                self._parse(data)
+                if self._fault is None and self._give_audio(on_audio) and data:
+                    return
+            except BaseException as exc:  # the session's own fault: raised in its task
+                failure.append(exc)
+            hand_over(None)
+            stopped.set()
+
+        if self._give_audio(on_audio):
+            for data in hand_over(take):
+                take(data)
+            try:
+                await stopped.wait()
+            finally:
+                if not stopped.is_set():  # the call ended first
+                    hand_over(None)
+        if failure:
+            raise failure[0]
+        await self._raise_fault()
+        await pull_audio(self, on_audio)  # what ended the hand-over, as receive takes it
+
+    def _give_audio(self, on_audio: Callable[[bytes], None]) -> bool:
+        """Hand the leading audio events over; True when nothing else waits."""
+        pending = self._pending
+        while pending and type(pending[0]) is AudioReceived:
+            pcm = pending.popleft().pcm  # type: ignore[union-attr]
+            if pcm:
+                on_audio(pcm)
+        return not pending
+
     async def _read(self) -> None:
         try:
             data = await self.stream.receive(READ_BYTES)
@@ -143,13 +190,21 @@ class AudioSocketTransport:
             data = b""  # the peer closed: a hangup
         except _STREAM_ERRORS as exc:
             raise TransportBroken(f"the audio connection failed: {exc}") from None
+        self._parse(data)
+        await self._raise_fault()
+
+    def _parse(self, data: bytes) -> None:
         try:
             self.connection.receive_data(data)
         except RemoteProtocolError as exc:
-            self._pending.extend(self.connection.events_received())
-            await self._write(self.connection.data_to_send())  # our hangup, when due
-            raise TransportBroken(f"the telephone system broke the protocol: {exc}") from None
+            self._fault = exc
         self._pending.extend(self.connection.events_received())
+
+    async def _raise_fault(self) -> None:
+        fault, self._fault = self._fault, None
+        if fault is not None:
+            await self._write(self.connection.data_to_send())  # our hangup, when due
+            raise TransportBroken(f"the telephone system broke the protocol: {fault}") from None
 
     async def _write(self, data: bytes) -> None:
         if not data:

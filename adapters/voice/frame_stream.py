@@ -12,7 +12,9 @@ per frame received).
 keeps reading on while fewer than ``READ_BUFFER_LIMIT`` bytes wait (and pauses the
 peer beyond that, so memory stays bounded), hands over buffered data without a
 detour through the loop, and writes at once: a send waits only while the kernel's
-buffer is full. ``serve_frame_streams`` accepts connections on an already bound
+buffer is full. ``hand_over`` goes one step further for a reader that handles each
+chunk at once: chunks go to it from the read callback, without waking a task.
+``serve_frame_streams`` accepts connections on an already bound
 listening socket with ``loop.create_server`` and runs a handler for each, in a task
 group, until cancelled. asyncio only (the service runs on uvloop).
 """
@@ -26,6 +28,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
+import sniffio
 from anyio.abc import ByteStream, SocketAttribute
 
 __all__ = ["READ_BUFFER_LIMIT", "FrameStream", "serve_frame_streams"]
@@ -47,12 +50,17 @@ class _FrameProtocol(asyncio.Protocol):
         self.data_waiter: asyncio.Future[None] | None = None
         self.drain_waiter: asyncio.Future[None] | None = None
         self.writing_paused = False
+        #: While set, each chunk read goes straight to it (``b""`` at the end).
+        self.receiver: Callable[[bytes], None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # a stream transport
         self._on_connected(FrameStream(self))
 
     def data_received(self, data: bytes) -> None:
+        if self.receiver is not None:
+            self._give(data)
+            return
         self.received.append(data)
         self.buffered += len(data)
         if self.buffered >= READ_BUFFER_LIMIT and not self.reading_paused:
@@ -63,12 +71,16 @@ class _FrameProtocol(asyncio.Protocol):
 
     def eof_received(self) -> bool:
         self.at_eof = True
+        if self.receiver is not None:
+            self._give(b"")
         self._wake_reader()
         return True  # keep our side open: a hangup frame may still go out
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
         self.exception = exc
+        if self.receiver is not None and not self.at_eof:
+            self._give(b"")
         self._wake_reader()
         self._wake_writer()
 
@@ -78,6 +90,16 @@ class _FrameProtocol(asyncio.Protocol):
     def resume_writing(self) -> None:
         self.writing_paused = False
         self._wake_writer()
+
+    def _give(self, data: bytes) -> None:
+        assert self.receiver is not None
+        # Called back by the loop, outside any task: tell sniffio (and so anyio, should
+        # the receiver start a task or make an event) which event loop this is.
+        token = sniffio.current_async_library_cvar.set("asyncio")
+        try:
+            self.receiver(data)
+        finally:
+            sniffio.current_async_library_cvar.reset(token)
 
     def _wake_reader(self) -> None:
         waiter, self.data_waiter = self.data_waiter, None
@@ -119,6 +141,22 @@ class FrameStream(ByteStream):
             protocol.reading_paused = False
             self._transport.resume_reading()
         return chunk
+
+    def hand_over(self, receiver: Callable[[bytes], None] | None) -> list[bytes]:
+        """From now on give every chunk read to ``receiver`` in the loop's read callback,
+        ``b""`` once the peer closed; None goes back to ``receive``. Returns what was
+        read and not yet received, with ``b""`` after it when the peer had closed."""
+        protocol = self._protocol
+        waiting = list(protocol.received)
+        protocol.received.clear()
+        protocol.buffered = 0
+        if protocol.reading_paused:
+            protocol.reading_paused = False
+            self._transport.resume_reading()
+        if protocol.at_eof or protocol.lost:
+            waiting.append(b"")
+        protocol.receiver = receiver
+        return waiting
 
     async def send(self, item: bytes) -> None:
         protocol = self._protocol

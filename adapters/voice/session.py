@@ -40,6 +40,7 @@ from adapters.voice.transport import (
     CallEngines,
     CallTransport,
     TransportBroken,
+    relay_audio,
 )
 from core.call_outcome import CallInput
 from core.voice import (
@@ -249,13 +250,8 @@ class _CallSession:
 
     async def _read(self) -> None:
         try:
-            while True:
-                pcm = await self.transport.receive()
-                if pcm is None:
-                    self._feed(CallerHungUp())
-                    return
-                if pcm:
-                    self._caller_audio(pcm)
+            await relay_audio(self.transport, self._caller_audio)
+            self._feed(CallerHungUp())
         except TransportBroken as exc:
             log.info("audio connection broke: %s", exc)
             self._feed(ConnectionLost())

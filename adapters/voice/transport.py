@@ -12,7 +12,7 @@ any object of that shape, fakes included.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 
 __all__ = [
@@ -25,6 +25,8 @@ __all__ = [
     "Synthesiser",
     "TransportBroken",
     "TurnDetector",
+    "pull_audio",
+    "relay_audio",
 ]
 
 #: Both transports carry 8 kHz audio.
@@ -62,6 +64,24 @@ class CallTransport(Protocol):
     async def hang_up(self) -> None:
         """End the connection from our side."""
         ...
+
+
+async def relay_audio(transport: CallTransport, on_audio: Callable[[bytes], None]) -> None:
+    """Give each piece of caller audio to ``on_audio`` until the peer hangs up (returns)
+    or the connection breaks (raises ``TransportBroken``). A transport with a ``relay``
+    of its own does it without a task switch per frame; any other is read in a loop."""
+    relay = getattr(transport, "relay", None)
+    if relay is not None:
+        await relay(on_audio)
+        return
+    await pull_audio(transport, on_audio)
+
+
+async def pull_audio(transport: CallTransport, on_audio: Callable[[bytes], None]) -> None:
+    """``relay_audio`` by reading: ``receive`` until it says the peer hung up."""
+    while (pcm := await transport.receive()) is not None:
+        if pcm:
+            on_audio(pcm)
 
 
 class Synthesiser(Protocol):
