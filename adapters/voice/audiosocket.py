@@ -153,9 +153,12 @@ class AudioSocketTransport:
             if stopped.is_set():
                 return
             try:
-                self._parse(data)
-                if self._fault is None and self._give_audio(on_audio) and data:
-                    return
+                # The end of the stream (b"") is left to the reading loop below: it tells
+                # a close (a hangup) from a reset (a broken connection).
+                if data:
+                    self._parse(data)
+                    if self._fault is None and self._give_audio(on_audio):
+                        return
             except BaseException as exc:  # the session's own fault: raised in its task
                 failure.append(exc)
             hand_over(None)

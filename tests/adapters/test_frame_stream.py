@@ -80,3 +80,49 @@ async def test_writes_reach_the_peer_whole_and_the_stream_ends_when_the_peer_clo
                 await done.wait()
     assert got == [b"hello"]
     assert bytes(heard) == bytes(320) + bytes([1]) * 320 + bytes([2]) * 320
+
+
+@pytest.mark.parametrize("reset", [False, True])
+async def test_relayed_caller_audio_then_a_close_is_a_hangup_and_a_reset_a_broken_connection(
+        reset):
+    import socket
+    import struct
+    import uuid
+
+    from adapters.voice.audiosocket import AudioSocketTransport
+    from adapters.voice.transport import TransportBroken, relay_audio
+    from core.audiosocket import AudioSocketConnection
+
+    header = struct.Struct(">BH")
+    heard: list[bytes] = []
+    ending: list[str] = []
+    done = anyio.Event()
+
+    async def handle(stream: FrameStream) -> None:
+        connection = AudioSocketConnection()
+        connection.receive_data(await stream.receive())  # the identifier, maybe audio
+        transport = AudioSocketTransport(stream, connection, connection.events_received()[1:])
+        try:
+            await relay_audio(transport, heard.append)
+            ending.append("hung up")
+        except TransportBroken:
+            ending.append("broken")
+        finally:
+            await stream.aclose()
+            done.set()
+
+    with anyio.fail_after(20):
+        async with serving(handle) as port:
+            peer = await anyio.connect_tcp("127.0.0.1", port)
+            await peer.send(header.pack(0x01, 16) + uuid.uuid4().bytes)
+            for n in range(3):
+                await peer.send(header.pack(0x10, 320) + bytes([n]) * 320)
+            while len(heard) < 3:
+                await anyio.sleep(0.01)
+            if reset:  # SO_LINGER 0: the close sends a reset
+                raw = peer.extra(anyio.abc.SocketAttribute.raw_socket)
+                raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            await peer.aclose()
+            await done.wait()
+    assert heard == [bytes([n]) * 320 for n in range(3)]
+    assert ending == ["broken" if reset else "hung up"]
