@@ -8,6 +8,7 @@ with`` closes it, and a closed client refuses further use.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Self
 
 import aiohttp
@@ -15,14 +16,15 @@ import aiohttp
 __all__ = ["LazySession"]
 
 
-class LazySession:
+class LazySession(ABC):
     """Base of a client holding one pooled session; subclasses say how to make it."""
 
     _session: aiohttp.ClientSession | None = None
     _closed: bool = False
 
+    @abstractmethod
     def _new_session(self) -> aiohttp.ClientSession:
-        raise NotImplementedError
+        """A new session configured for this client (its limits and timeouts)."""
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._closed:
