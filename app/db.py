@@ -62,6 +62,10 @@ def use_database(dsn: str) -> None:
     DB.config = {"dsn": dsn}
 
 
+def current_dsn() -> str:
+    return DB.config["dsn"]
+
+
 _fast: asyncpg.Pool | None = None
 
 
@@ -74,7 +78,7 @@ async def open_pool(max_size: int = 20) -> None:
     global _fast
     await DB.start_connection_pool(min_size=1, max_size=max_size)
     _fast = await asyncpg.create_pool(
-        DB.config["dsn"], min_size=1, max_size=max(2, max_size // 2), reset=_keep_session,
+        current_dsn(), min_size=1, max_size=max(2, max_size // 2), reset=_keep_session,
         server_settings={"synchronous_commit": "off"})
 
 

@@ -83,11 +83,15 @@ def configure_routes(app: Application, router: Router) -> None:
     router.fallback = _not_found
 
 
-def configure_database(app: Application, pool_size: int) -> None:
+def configure_database(app: Application, services: Services, pool_size: int) -> None:
+    """The pools, and the change notices that keep the API keys' cache true."""
+
     async def open_pool(_: Application) -> None:
         await db.open_pool(pool_size)
+        await services.auth_changes.start(db.current_dsn())
 
     async def close_pool(_: Application) -> None:
+        await services.auth_changes.stop()
         await db.close_pool()
 
     app.on_start += open_pool
@@ -164,7 +168,7 @@ def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True
     configure_console(app)
     configure_docs(app)
     if own_pool:
-        configure_database(app, pool_size)
+        configure_database(app, services, pool_size)
     if scheduled_jobs:
         configure_scheduler(app, services)
     configure_audio_listener(app, services)

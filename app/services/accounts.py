@@ -20,6 +20,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from app.http.errors import Conflict, NotFound, TooManyRequests, Unauthorized, Unprocessable
 from app.services.audit import AuditLog
+from app.services.auth_changes import AuthChanges
 from app.tables import Account, LoginFailure
 from core import throttle
 
@@ -111,8 +112,9 @@ async def _verify(stored_hash: str, password: str) -> bool:
 
 
 class Accounts:
-    def __init__(self, audit: AuditLog) -> None:
+    def __init__(self, audit: AuditLog, changes: AuthChanges) -> None:
         self.audit = audit
+        self.changes = changes
 
     async def find(self, account_id: UUID | str) -> dict[str, Any]:
         try:
@@ -154,10 +156,14 @@ class Accounts:
         if deactivated is not None:
             changes[Account.deactivated_at] = dt.datetime.now(dt.UTC) if deactivated else None
         if changes:
-            await Account.update(changes).where(Account.id == row["id"])
-            await self.audit.record("account.changed", actor=actor, subject=str(row["id"]),
-                                    data={str(k._meta.name): (v.isoformat() if isinstance(
-                                        v, dt.datetime) else v) for k, v in changes.items()})
+            # A role or a deactivation holds for the account's API keys on their
+            # next request to any process (app.services.auth_changes).
+            async with self.changes.change():
+                await Account.update(changes).where(Account.id == row["id"])
+                await self.audit.record(
+                    "account.changed", actor=actor, subject=str(row["id"]),
+                    data={str(k._meta.name): (v.isoformat() if isinstance(v, dt.datetime)
+                                              else v) for k, v in changes.items()})
         return await self.find(row["id"])
 
     async def set_password(self, account_id: UUID, password: str) -> None:

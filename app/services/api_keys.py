@@ -2,8 +2,11 @@
 
 A key acts as the user who minted it (same role, same reach); there are no scopes.
 Lookup is by SHA-256 fingerprint through a unique index, so timing does not depend on
-the secret. Revocation and expiry take effect on the very next request: nothing is
-cached. The per-minute limit is counted in the key's row by a single atomic statement,
+the secret. Each process keeps the identities it looked up (``IdentityCache``) while
+PostgreSQL's change notices reach it, so a busy key costs no lookup per request;
+revocation and expiry still take effect on the very next request in every process
+(``app.services.auth_changes``: a revocation returns once every process has dropped
+what it kept, and expiry is checked on every hit). The per-minute limit is counted in the key's row by a single atomic statement,
 so it holds across server processes; a busy key's permits are claimed a few at a time
 (``core.ratelimit`` "Leases"), so its row does not serialise every request.
 """
@@ -22,6 +25,8 @@ from app.http.errors import NotFound, Unprocessable
 from app.services.access import parse_id
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
+from app.services.auth_changes import AuthChanges
+from app.services.identity_cache import IdentityCache
 from app import db
 from app.tables import ApiKey
 from core import ratelimit
@@ -64,7 +69,7 @@ _VIEW_COLUMNS = (ApiKey.id, ApiKey.name, ApiKey.prefix, ApiKey.created_at, ApiKe
 
 # Every /v1 request runs this: one statement, by the fingerprint's unique index.
 _IDENTIFY = """
-SELECT k.id, a.id AS account_id, a.email, a.role, a.permissions
+SELECT k.id, k.expires_at, a.id AS account_id, a.email, a.role, a.permissions
 FROM api_key k JOIN account a ON a.id = k.account_id
 WHERE k.fingerprint = $1 AND k.revoked_at IS NULL
   AND (k.expires_at IS NULL OR k.expires_at > now()) AND a.deactivated_at IS NULL
@@ -85,8 +90,10 @@ RETURNING api_key.rate_used, LEAST($4, $3 - current.used) AS granted
 
 
 class ApiKeys:
-    def __init__(self, audit: AuditLog) -> None:
+    def __init__(self, audit: AuditLog, changes: AuthChanges) -> None:
         self.audit = audit
+        self.changes = changes
+        self._known: IdentityCache[Identity] = changes.cache
         self._leases: dict[UUID, ratelimit.Lease] = {}
         self._claiming: dict[UUID, asyncio.Lock] = {}
 
@@ -125,22 +132,30 @@ class ApiKeys:
         if row is None or not (row["account_id"] == identity.account_id
                                or (as_admin and identity.is_admin)):
             raise NotFound("No such key.")
-        await ApiKey.update({ApiKey.revoked_at: dt.datetime.now(dt.UTC)}).where(
-            (ApiKey.id == kid) & ApiKey.revoked_at.is_null())
-        await self.audit.record("api_key.revoked", actor=identity.account_id, subject=str(kid),
-                                data={"owner": str(row["account_id"])})
+        async with self.changes.change():
+            await ApiKey.update({ApiKey.revoked_at: dt.datetime.now(dt.UTC)}).where(
+                (ApiKey.id == kid) & ApiKey.revoked_at.is_null())
+            await self.audit.record("api_key.revoked", actor=identity.account_id,
+                                    subject=str(kid), data={"owner": str(row["account_id"])})
         return await self._view(kid)
 
     async def identify(self, value: str) -> Identity | None:
         """The user a key acts as, or None: unknown, revoked, expired, or user deactivated."""
         if not value.startswith(KEY_PREFIX):
             return None
+        key = fingerprint(value)
+        known = self._known.get(key, dt.datetime.now(dt.UTC))
+        if known is not None:
+            return known
+        generation = self._known.generation
         async with db.fast_connection() as connection:
-            row = await connection.fetchrow(_IDENTIFY, fingerprint(value))
+            row = await connection.fetchrow(_IDENTIFY, key)
         if row is None:
             return None
-        return Identity(row["account_id"], row["email"], row["role"],
-                        frozenset(row["permissions"] or ()), api_key_id=row["id"])
+        identity = Identity(row["account_id"], row["email"], row["role"],
+                            frozenset(row["permissions"] or ()), api_key_id=row["id"])
+        self._known.put(key, identity, row["expires_at"], generation)
+        return identity
 
     async def consume(self, key_id: UUID, limit: int) -> ratelimit.RateDecision:
         """Count one request against the key's current window, or refuse it: from

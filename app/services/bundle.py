@@ -23,6 +23,8 @@ from app.telephony.erasure import CallErasure
 from app.services.agents import Agents
 from app.services.api_keys import ApiKeys
 from app.services.audit import AuditLog
+from app.services.auth_changes import AuthChanges
+from app.services.identity_cache import IdentityCache
 from app.services.chats import Chats
 from app.services.libraries import Libraries
 from app.services.pipeline import Pipeline
@@ -55,6 +57,8 @@ class Services:
     agents: Agents
     libraries: Libraries
     api_keys: ApiKeys
+    #: change notices for keys and accounts, which keep the keys' identity cache true
+    auth_changes: AuthChanges
     retention: Retention
     #: the HTTP client of administrators' HTTP tools (a pool of its own)
     http_tool_client: HttpToolClient
@@ -84,6 +88,7 @@ class Services:
     def build(cls, boot: BootConfig) -> "Services":
         box = SecretBox(boot["message_encryption_key"])
         audit = AuditLog()
+        auth_changes = AuthChanges(IdentityCache())
         client = ProviderClient()
         providers = Providers(box, audit, client)
         settings = Settings(boot, box, audit)
@@ -106,7 +111,7 @@ class Services:
             boot=boot,
             box=box,
             audit=audit,
-            accounts=Accounts(audit),
+            accounts=Accounts(audit, auth_changes),
             sessions=Sessions(),
             settings=settings,
             client=client,
@@ -115,7 +120,8 @@ class Services:
             projects=Projects(audit),
             agents=Agents(audit, providers),
             libraries=libraries,
-            api_keys=ApiKeys(audit),
+            api_keys=ApiKeys(audit, auth_changes),
+            auth_changes=auth_changes,
             retention=Retention(settings, audit, boot["storage.recordings_dir"]),
             http_tool_client=http_tool_client,
             tools=tools,

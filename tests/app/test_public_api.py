@@ -276,7 +276,7 @@ async def test_a_busy_key_never_passes_its_limit_across_processes(v1):
     from app.services.api_keys import ApiKeys
 
     key_id = (await ApiKey.select(ApiKey.id).first())["id"]
-    processes = [v1.services.api_keys, ApiKeys(v1.services.audit)]  # two servers' views
+    processes = [v1.services.api_keys, ApiKeys(v1.services.audit, v1.services.auth_changes)]  # two servers' views
     limit = 300  # leases of three permits
     if time.time() % 60 > 55:  # a burst straddling two windows would count twice
         await anyio.sleep(61 - time.time() % 60)

@@ -354,3 +354,18 @@ def test_a_body_over_the_limit_is_refused_before_it_is_read(deployment):
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 413") and b"x-request-id" in head.lower()
     assert b'"code":"payload_too_large"' in body
+
+
+def test_revoking_a_key_on_one_process_refuses_it_at_once_on_the_other(deployment):
+    key, session = deployment.caller()
+    clients = [sdk(deployment, key, server) for server in (0, 1)]
+    for client in clients:  # each process now keeps the key's identity
+        assert client.models.list().data
+    listed = httpx.get(f"{deployment.servers[0]}/api/profile/api-keys", headers=session)
+    revoked = httpx.delete(f"{deployment.servers[0]}/api/profile/api-keys/"
+                           f"{listed.json()['data'][0]['id']}", headers=session)
+    assert revoked.status_code == 200, revoked.text
+    for client in reversed(clients):  # the other process first, with no pause
+        with pytest.raises(openai.AuthenticationError) as refused:
+            client.models.list()
+        assert refused.value.code == "invalid_api_key"

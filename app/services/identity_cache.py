@@ -1,0 +1,88 @@
+"""The identities behind API keys that this process may answer from memory.
+
+Every ``/v1`` request needs the user its key acts as; a database round trip per
+request for that was the largest cost left on the passthrough path. The cache holds
+what a lookup returned, by key fingerprint, and is trusted only while
+``app.services.auth_changes`` says the database's change notices reach this process
+(``live``): from the moment they might not, nothing is kept and every lookup goes to
+the database. Any change to keys or accounts drops everything (such changes are rare;
+working out which entries a role change touches is not worth the risk).
+
+A lookup that started before a drop must not put its older answer back afterwards:
+``put`` is given the ``generation`` read before the lookup and refuses an entry once
+the cache has been dropped since. Unknown keys are never kept, so guessing keys cannot
+fill memory. Entries also age out after ``max_age`` seconds, a bound that holds even if
+a change notice were somehow missed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+__all__ = ["IdentityCache"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry(Generic[T]):
+    identity: T
+    #: when the key expires (None: never); checked on every hit
+    expires_at: dt.datetime | None
+    #: when the entry stops being trusted, on the monotonic clock
+    stale_at: float
+
+
+class IdentityCache(Generic[T]):
+    def __init__(self, *, max_entries: int = 10_000, max_age: float = 60.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.max_entries = max_entries
+        self.max_age = max_age
+        self._clock = clock
+        self._entries: dict[str, _Entry[T]] = {}
+        self._live = False
+        #: how many times the cache was dropped; see ``put``
+        self.generation = 0
+
+    @property
+    def live(self) -> bool:
+        return self._live
+
+    @live.setter
+    def live(self, value: bool) -> None:
+        """Change notices start (True) or may have stopped (False) reaching the
+        process: either way, what was kept can no longer be vouched for."""
+        self._live = value
+        self.clear()
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self.generation += 1
+
+    def get(self, fingerprint: str, now: dt.datetime) -> T | None:
+        """The identity kept for ``fingerprint``, or None: ask the database."""
+        entry = self._entries.get(fingerprint)
+        if entry is None:
+            return None
+        if entry.stale_at <= self._clock() or (
+                entry.expires_at is not None and entry.expires_at <= now):
+            del self._entries[fingerprint]
+            return None
+        return entry.identity
+
+    def put(self, fingerprint: str, identity: T, expires_at: dt.datetime | None,
+            generation: int) -> None:
+        """Keep what a lookup begun at ``generation`` found, unless the cache was
+        dropped meanwhile or is not live."""
+        if not self._live or generation != self.generation:
+            return
+        if len(self._entries) >= self.max_entries:
+            del self._entries[next(iter(self._entries))]  # the oldest kept
+        self._entries[fingerprint] = _Entry(identity, expires_at, self._clock() + self.max_age)
+
+    def __len__(self) -> int:
+        return len(self._entries)
