@@ -16,8 +16,8 @@ be synthesised, ``notice_failed``, call ends — and leaves the rest to us:
 * ``no_media``: no connection presented the ticket within its deadline, or the
   connection carried no audio before it was given up on (spec: telephony.md "Limits",
   5 seconds each).
-* ``line_full``: refused after answer because ``telephony.max_concurrent_calls`` was
-  reached.
+* ``line_full``: turned away because ``telephony.max_concurrent_calls`` calls were in
+  progress; the call is logged with this outcome as it is refused.
 * ``transferred``: a transfer was decided and passed the screening gate.
 
 A final outcome absorbs the inputs that merely echo an end (the caller's hangup, the

@@ -67,7 +67,8 @@ def public_view(row: dict[str, Any]) -> dict[str, Any]:
 _VIEW_COLUMNS = (ApiKey.id, ApiKey.name, ApiKey.prefix, ApiKey.created_at, ApiKey.expires_at,
                  ApiKey.last_used_at, ApiKey.revoked_at, ApiKey.account_id)
 
-# Every /v1 request runs this: one statement, by the fingerprint's unique index.
+# A key not kept in this process is looked up by this one statement, by the
+# fingerprint's unique index.
 _IDENTIFY = """
 SELECT k.id, k.expires_at, a.id AS account_id, a.email, a.role, a.permissions
 FROM api_key k JOIN account a ON a.id = k.account_id

@@ -138,6 +138,8 @@ class Admissions:
             log.exception("call lookup failed")
             return await self.refuse(RefusalReason.LOOKUP_FAILED, **detail)
         if admission.refusal is not None:
+            if admission.call_id is not None:  # logged as line_full
+                detail["call_id"] = str(admission.call_id)
             return await self.refuse(admission.refusal, **detail)
         try:
             ticket = await self.tickets.issue(admission.call_id, token)

@@ -6,7 +6,10 @@ processes.
   so an abandoned call does not hold a place under the cap), reads the three
   counters, records the ring, and inserts the call only when
   ``core.refusals.refusal_by_limits`` allows it. Two processes admitting at once
-  serialise on the lock, so the cap cannot be overshot.
+  serialise on the lock, so the cap cannot be overshot. A call turned away by the cap
+  is logged as ended ``line_full``, so the operator sees in the call log the callers
+  a full line missed (other refusals stay in the audit trail only: the caller rang
+  too often, or the line took too many calls in a minute).
 * Signature failures (:func:`signature_failures`, :func:`record_signature_failure`):
   per source address over the last minute; one statement each.
 * Tickets (:class:`TicketStore`): spec: telephony.md "Pbx ticket" — a ticket is minted
@@ -47,6 +50,7 @@ SIGNATURE_FAILURES_PER_MINUTE = 30
 
 # spec: call_outcome — "no connection presented the ticket within its deadline".
 _NO_MEDIA = transition(CallOutcome.IN_PROGRESS, CallInput.NO_MEDIA)[1].value
+_LINE_FULL = transition(CallOutcome.IN_PROGRESS, CallInput.LINE_FULL)[1].value
 
 _LOCK = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"
 _EXPIRE_UNCONNECTED = """
@@ -55,7 +59,8 @@ WHERE outcome = 'in_progress' AND media_started_at IS NULL
   AND started_at < now() - make_interval(secs => $2)
 """
 _SAME_CARRIER_CALL = """
-SELECT id FROM telephony_call WHERE carrier_call_sid = $1 AND outcome = 'in_progress'
+SELECT id, outcome FROM telephony_call
+WHERE carrier_call_sid = $1 AND outcome IN ('in_progress', 'line_full')
 """
 _FORGET_RINGS = "DELETE FROM telephony_ring WHERE at < now() - make_interval(secs => $1)"
 _RINGS_FROM = """
@@ -65,13 +70,16 @@ WHERE from_number = $1 AND at > now() - make_interval(secs => $2)
 _CALLS_TO = """
 SELECT count(*) FROM telephony_call
 WHERE number_id = $1 AND started_at > now() - make_interval(secs => $2)
+  AND outcome <> 'line_full'
 """
 _IN_PROGRESS = "SELECT count(*) FROM telephony_call WHERE outcome = 'in_progress'"
 _RING = "INSERT INTO telephony_ring (from_number) VALUES ($1)"
+# $8: the outcome, in progress or already final (then it ended as it started).
 _INSERT_CALL = """
 INSERT INTO telephony_call (number_id, e164, from_number, provider, carrier_call_sid,
-                            owner_id, agent_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+                            owner_id, agent_id, outcome, ended_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text,
+        CASE WHEN $8::text = 'in_progress' THEN NULL ELSE now() END)
 RETURNING id
 """
 _FAILURES = """
@@ -101,7 +109,8 @@ class NewCall:
 
 @dataclass(frozen=True, slots=True)
 class Admission:
-    """The call id when admitted, else the limit that refused it."""
+    """The call id when admitted, else the limit that refused it (with the id of its
+    call log entry when the cap refused it)."""
 
     call_id: UUID | None
     refusal: RefusalReason | None
@@ -123,21 +132,24 @@ async def admit(call: NewCall, limits: Limits) -> Admission:
         await connection.execute(_LOCK, ADMISSION_LOCK)
         if call.carrier_call_sid is not None:
             # A carrier retrying the same webhook gets the call it already has.
-            same = await connection.fetchval(_SAME_CARRIER_CALL, call.carrier_call_sid)
+            # (And one the cap turned away is turned away again, not logged twice.)
+            same = await connection.fetchrow(_SAME_CARRIER_CALL, call.carrier_call_sid)
             if same is not None:
-                return Admission(same, None)
+                full = same["outcome"] == _LINE_FULL
+                return Admission(same["id"], RefusalReason.CONCURRENCY if full else None)
         await connection.execute(_EXPIRE_UNCONNECTED, _NO_MEDIA, TICKET_LIFETIME_SECONDS)
         await connection.execute(_FORGET_RINGS, float(limits.from_window_seconds))
         counts = await _counts(connection, call, limits)
         # The ring counts whether or not the call is taken: "that number rang".
         await connection.execute(_RING, call.from_number)
         refusal = refusal_by_limits(counts, limits)
-        if refusal is not None:
+        if refusal is not None and refusal is not RefusalReason.CONCURRENCY:
             return Admission(None, refusal)
+        outcome = _LINE_FULL if refusal is not None else CallOutcome.IN_PROGRESS.value
         call_id = await connection.fetchval(
             _INSERT_CALL, call.number_id, call.e164, call.from_number, call.provider,
-            call.carrier_call_sid, call.owner_id, call.agent_id)
-        return Admission(call_id, None)
+            call.carrier_call_sid, call.owner_id, call.agent_id, outcome)
+        return Admission(call_id, refusal)
 
 
 async def signature_failures(address: str) -> int:

@@ -45,3 +45,4 @@ async def test_fifty_simultaneous_calls_over_two_servers_take_exactly_the_cap(
     assert await TelephonyCall.count().where(TelephonyCall.outcome == "in_progress") == CAP
     refused = await AuditEntry.count().where(AuditEntry.kind == "telephony.refused")
     assert refused == CALLS - CAP
+    assert await TelephonyCall.count().where(TelephonyCall.outcome == "line_full") == refused

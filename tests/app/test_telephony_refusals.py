@@ -131,11 +131,27 @@ async def test_rate_to_the_sixty_first_call_in_a_minute(api, setup):
     assert await refusal_reasons() == ["rate_to"]
 
 
-async def test_concurrency(api, setup):
+async def test_concurrency_turns_the_call_away_and_logs_it_line_full(api, setup):
     await setup.setting("telephony.max_concurrent_calls", 1)
     assert not await rejected(api, call_sid="CA1")
     assert await rejected(api, caller="+441632960778", call_sid="CA2")
-    assert await refusal_reasons() == ["concurrency"]
+    assert await rejected(api, caller="+441632960778", call_sid="CA2")  # the carrier retried
+    assert await refusal_reasons() == ["concurrency", "concurrency"]
+    calls = {row["carrier_call_sid"]: row for row in await TelephonyCall.select()}
+    assert {sid: row["outcome"] for sid, row in calls.items()} == {
+        "CA1": "in_progress", "CA2": "line_full"}
+    assert calls["CA2"]["ended_at"] is not None and calls["CA2"]["media_started_at"] is None
+    audited = await AuditEntry.select().where(AuditEntry.kind == "telephony.refused").output(
+        load_json=True)
+    assert {row["data"]["call_id"] for row in audited} == {str(calls["CA2"]["id"])}
+
+
+async def test_calls_a_full_line_turned_away_do_not_count_as_calls_it_took(api, setup):
+    await setup.setting("telephony.max_concurrent_calls", 100)
+    await TelephonyCall.insert(*[TelephonyCall(
+        number_id=setup.line["id"], e164=LINE_NUMBER, from_number=f"+4411600{n:04d}",
+        provider="carrier", outcome="line_full") for n in range(60)])
+    assert not await rejected(api)
 
 
 async def test_a_call_whose_ticket_was_never_presented_frees_its_place(api, setup):
