@@ -224,6 +224,30 @@ class AudioSocketTransport:
         await self._write(self.connection.data_to_send())  # one send per frame
         self.frames_sent += 1
 
+    def frame_writer(self) -> Callable[[bytes], bool] | None:
+        """``send_frame`` without waiting, for the player to call from the shared
+        ticker: False while the peer is not keeping up (nothing written). None when the
+        stream cannot write without waiting (only frame streams can)."""
+        write_now = getattr(self.stream, "write_now", None)
+        if write_now is None:
+            return None
+        connection = self.connection
+
+        def write_frame(pcm: bytes) -> bool:
+            if connection.state is not ConnectionState.OPEN:
+                return True  # the caller is gone; nothing more is played
+            connection.send(SendAudio(pcm))
+            data = connection.data_to_send()
+            try:
+                written = write_now(data)  # one send per frame
+            except _STREAM_ERRORS as exc:
+                raise TransportBroken(f"the audio connection cannot be written: {exc}") from None
+            if written:  # else the frame is kept for a later slot (audio changes no state)
+                self.frames_sent += 1
+            return written
+
+        return write_frame
+
     async def end_of_speech(self, utterance: int) -> None:
         """AudioSocket has no marks: a frame sent is a frame played."""
 

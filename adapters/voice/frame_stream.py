@@ -12,7 +12,8 @@ per frame received).
 keeps reading on while fewer than ``READ_BUFFER_LIMIT`` bytes wait (and pauses the
 peer beyond that, so memory stays bounded), hands over buffered data without a
 detour through the loop, and writes at once: a send waits only while the kernel's
-buffer is full. ``hand_over`` goes one step further for a reader that handles each
+buffer is full, and ``write_now`` writes without waiting at all (the call's player
+writes each frame from the shared ticker's timer callback). ``hand_over`` goes one step further for a reader that handles each
 chunk at once: chunks go to it from the read callback, without waking a task.
 ``serve_frame_streams`` accepts connections on an already bound
 listening socket with ``loop.create_server`` and runs a handler for each, in a task
@@ -31,10 +32,14 @@ import anyio
 import sniffio
 from anyio.abc import ByteStream, SocketAttribute
 
-__all__ = ["READ_BUFFER_LIMIT", "FrameStream", "serve_frame_streams"]
+__all__ = ["READ_BUFFER_LIMIT", "WRITE_BUFFER_LIMIT", "FrameStream", "serve_frame_streams"]
 
 #: Received bytes kept while nobody reads, before the peer is paused (TCP flow control).
 READ_BUFFER_LIMIT = 64 * 1024
+#: Bytes waiting in our own buffer, once the kernel's send buffer is full, before
+#: writing pauses (a dozen 20 ms frames): past this the peer is not keeping up, and
+#: ``write_now`` refuses rather than queue more behind what it has not read.
+WRITE_BUFFER_LIMIT = 4 * 1024
 
 
 class _FrameProtocol(asyncio.Protocol):
@@ -55,6 +60,7 @@ class _FrameProtocol(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # a stream transport
+        self.transport.set_write_buffer_limits(high=WRITE_BUFFER_LIMIT)
         self._on_connected(FrameStream(self))
 
     def data_received(self, data: bytes) -> None:
@@ -170,6 +176,21 @@ class FrameStream(ByteStream):
             waiter = protocol.drain_waiter = asyncio.get_running_loop().create_future()
             await waiter
         self._transport.write(item)
+
+    def write_now(self, data: bytes) -> bool:
+        """Write ``data`` at once, without waiting: False, with nothing written, while
+        the peer is not keeping up (the kernel's send buffer is full and more than
+        ``WRITE_BUFFER_LIMIT`` waits in our own). Raises as ``send`` does when the
+        connection is closed or broken."""
+        protocol = self._protocol
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if protocol.lost or self._transport.is_closing():
+            raise anyio.BrokenResourceError from protocol.exception
+        if protocol.writing_paused:
+            return False
+        self._transport.write(data)
+        return True
 
     async def send_eof(self) -> None:
         self._transport.write_eof()

@@ -1,32 +1,53 @@
 """The 20 ms beat every call's playback keeps: one shared ticker per event loop.
 
-A process plays hundreds of calls at once, each a frame every 20 ms. Each call's
-player sleeping towards its own next slot costs a timer per frame per call and lets
-every call drift on its own as the loop gets busy. Instead, all the players of an
-event loop wait for the same ticks of one grid (``FRAME_SECONDS`` apart): a single
-timer wakes every waiting player at once, each sends its next frame, and the
-interval between two frames of a call is the interval between two ticks.
+A process plays hundreds of calls at once, each a frame every 20 ms. Waking a task
+per call per frame costs a task switch per frame, and sleeping each call towards its
+own slots lets every call drift on its own as the loop gets busy. Instead, each call's
+player joins the event loop's ``FrameTicker``: one timer rings on a grid of slots
+``FRAME_SECONDS`` apart, and at each ring the ticker calls every member's ``on_tick``
+in the order they joined, from the timer callback itself, where each sends its next
+frame, if it has one, with a non-blocking write. No task is woken per frame, and each
+call's frame leaves at about the same offset from the ring at every tick, so the
+interval between two of its frames stays close to 20 ms even when sending every
+call's frame takes several milliseconds.
 
-``FrameTicker.next_tick`` waits for the next tick and returns its time on the loop's
-clock. A player that comes back after its tick has passed (the process was busy)
-waits for the following one: a slot goes without a frame, but frames never burst to
-catch up. ``loop_clock`` is the running loop's own clock, read without asking which
-event loop runs each time (``anyio.current_time`` does, through ``sniffio``).
+The rules of the grid:
+
+* a slot is rung at most once, so no call ever sends two frames in one slot (the
+  loop's timers may ring a little before their time: the slot is the one armed for);
+* a ring that comes late, within its slot (the process was busy), sends at once;
+* a ring later than its whole slot rings the slot it finds itself in: the slots
+  in between go without frames, and nothing bursts to catch up;
+* the timer runs only while some member has frames waiting (``on_tick`` says so,
+  and ``wake`` starts it again), so an idle process has no timer at all.
+
+Members must not raise from ``on_tick`` (a player keeps its failure for its own
+task); a member that does anyway is logged and left out of the rest of the ring, so
+one call's fault cannot stop the others' playback.
+
+On an event loop other than asyncio (trio), each player gets a ticker of its own,
+driven by ``drive`` in a task, which sleeps towards the same grid.
+``loop_clock`` is the running loop's own clock, read without asking which event loop
+runs each time (``anyio.current_time`` does, through ``sniffio``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import weakref
 from collections.abc import Callable
+from typing import Protocol
 
 import anyio
 import sniffio
 
 from adapters.voice.transport import FRAME_SECONDS
 
-__all__ = ["FrameTicker", "frame_ticker", "loop_clock"]
+__all__ = ["FrameTicker", "TickMember", "frame_ticker", "loop_clock"]
+
+log = logging.getLogger("svc.voice.pacing")
 
 
 def loop_clock() -> Callable[[], float]:
@@ -36,50 +57,110 @@ def loop_clock() -> Callable[[], float]:
     return anyio.current_time
 
 
+class TickMember(Protocol):
+    def on_tick(self) -> bool:
+        """Send this slot's frame, if there is one; True while frames wait for later
+        slots. Called from the ticker's timer callback, outside any task."""
+        ...
+
+
 class FrameTicker:
-    """Ticks every ``FRAME_SECONDS`` on the running loop's clock, while anyone waits."""
+    """Rings a grid of ``FRAME_SECONDS`` slots while any member has frames waiting."""
 
     def __init__(self) -> None:
         self.clock = loop_clock()
         self._loop = (asyncio.get_running_loop()
                       if sniffio.current_async_library() == "asyncio" else None)
-        # One future per waiting player: a player whose call ends is cancelled alone.
-        self._waiters: list[asyncio.Future[float]] = []
-        self._rung_at = -math.inf  # the last tick rung
+        self._members: dict[TickMember, None] = {}  # in the order they joined
+        self._order: tuple[TickMember, ...] = ()
+        self._timer: asyncio.TimerHandle | None = None
+        self._wanted: anyio.Event | None = None  # what ``drive`` waits on, off asyncio
+        self._wanted_now = False
+        #: The number of the slot rung last (its time is ``slot * FRAME_SECONDS``).
+        self.slot = -1
+        #: Rings so far, and the slots that went without a ring (the process was busy).
+        self.rings = 0
+        self.slots_skipped = 0
 
-    def _next_tick_at(self) -> float:
-        return (math.floor(self.clock() / FRAME_SECONDS) + 1) * FRAME_SECONDS
+    @property
+    def needs_driver(self) -> bool:
+        """True off asyncio: ``drive`` must run in a task for the ticker to ring."""
+        return self._loop is None
 
-    async def next_tick(self) -> float:
-        """Wait for the next tick of the grid; its time."""
-        at = self._next_tick_at()
-        if at < self._rung_at + FRAME_SECONDS / 2:
-            # The loop's timers may ring a little before their time: a tick is never
-            # given twice, so a player never sends two frames in one slot.
-            at = self._rung_at + FRAME_SECONDS
+    def join(self, member: TickMember) -> None:
+        self._members[member] = None
+        self._order = tuple(self._members)
+
+    def leave(self, member: TickMember) -> None:
+        if self._members.pop(member, 0) is None:
+            self._order = tuple(self._members)
+
+    def wake(self) -> None:
+        """A member has frames waiting: ring the next slot, unless already armed."""
         if self._loop is None:
-            # Not on asyncio: the same grid, slept towards by each caller.
-            await anyio.sleep(at - self.clock())
-            return at
-        if not self._waiters:
-            self._loop.call_at(at, self._ring, at)
-        waiter = self._loop.create_future()
-        self._waiters.append(waiter)
-        return await waiter
+            self._wanted_now = True
+            if self._wanted is not None:
+                self._wanted.set()
+            return
+        if self._timer is None:
+            slot = self._next_slot()
+            self._timer = self._loop.call_at(slot * FRAME_SECONDS, self._ring, slot)
 
-    def _ring(self, at: float) -> None:
-        self._rung_at = at
-        waiters, self._waiters = self._waiters, []
-        for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(at)
+    def _next_slot(self) -> int:
+        # Never a slot rung already, even if the clock reads a little short of it.
+        return max(math.floor(self.clock() / FRAME_SECONDS) + 1, self.slot + 1)
+
+    def _ring(self, slot: int) -> None:
+        self._timer = None
+        busy = self.ring(slot)
+        if busy and self._loop is not None:
+            self._timer = self._loop.call_at((self.slot + 1) * FRAME_SECONDS, self._ring,
+                                             self.slot + 1)
+
+    def ring(self, slot: int) -> bool:
+        """Ring ``slot`` (or, when its time has wholly passed, the slot the clock is in
+        now): each member's ``on_tick`` once, in order. True while any member still
+        has frames waiting."""
+        slot = max(slot, math.floor(self.clock() / FRAME_SECONDS), self.slot + 1)
+        if self.slot >= 0:
+            self.slots_skipped += slot - self.slot - 1
+        self.slot = slot
+        self.rings += 1
+        busy = False
+        # Called back by the loop, outside any task: tell sniffio (and so anyio, should
+        # a member start a task or make an event) which event loop this is.
+        token = sniffio.current_async_library_cvar.set(
+            "asyncio" if self._loop is not None else sniffio.current_async_library())
+        try:
+            for member in self._order:
+                try:
+                    if member.on_tick():
+                        busy = True
+                except Exception:
+                    log.exception("a call's playback failed at its tick")
+                    self.leave(member)
+        finally:
+            sniffio.current_async_library_cvar.reset(token)
+        return busy
+
+    async def drive(self) -> None:
+        """Ring the grid from a task (off asyncio), while members have frames waiting."""
+        while True:
+            if not self._wanted_now:
+                self._wanted = anyio.Event()
+                await self._wanted.wait()
+                self._wanted = None
+            slot = self._next_slot()
+            await anyio.sleep(slot * FRAME_SECONDS - self.clock())
+            self._wanted_now = self.ring(slot)
 
 
 _TICKERS: weakref.WeakKeyDictionary[object, FrameTicker] = weakref.WeakKeyDictionary()
 
 
 def frame_ticker() -> FrameTicker:
-    """The ticker of the running event loop (made at its first use)."""
+    """The ticker of the running event loop (made at its first use); off asyncio a
+    new one, to be driven by its own task."""
     if sniffio.current_async_library() != "asyncio":
         return FrameTicker()
     loop = asyncio.get_running_loop()

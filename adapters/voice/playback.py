@@ -1,12 +1,29 @@
 """The line's side of a call: 20 ms frames played to the caller, paced in real time.
 
-``Player`` keeps a queue of frames per utterance and sends one frame at each tick of
-the event loop's shared 20 ms ticker (``pacing.FrameTicker``); a frame whose tick
-rang while the process was busy goes at once, one that missed its slot entirely waits
-for the next tick: frames never burst to catch up. It sends nothing when it has nothing: between answers the line is quiet without a
-frame. ``stop`` drops everything queued at once (barge-in). ``finished(u)`` is an
-event set when the last frame queued for utterance ``u`` has gone out, or was
-dropped.
+``Player`` keeps a short queue of ready frames for one call, tagged with their
+utterance, and joins the event loop's shared ticker (``pacing.FrameTicker``): at each
+ring its ``on_tick`` takes the next frame and writes it at once with the transport's
+non-blocking ``frame_writer``, from the timer callback, without a task switch. A
+transport that can only send by awaiting (the carrier's WebSocket) gets the frame
+handed to the player's task instead, woken for it; until that send is done, later
+slots go without a frame. The ticker's rules hold either way: at most one frame per
+call in a slot, nothing bursts to catch up, a slot missed while the process was busy
+is skipped (the utterance stretches; no frame is lost). The line is quiet without a
+frame when nothing is queued.
+
+Producers ``await play(utterance, frame)``: it waits while ``QUEUE_FRAMES`` frames are
+queued (flow control, so memory stays small and a long answer is synthesised as it
+is played) and goes on once half have gone out. ``finished(u)`` queues an event
+that the player's task sets when the frames queued before it have gone out: it
+first tells the transport (``end_of_speech``: the carrier marks the point and waits
+for the mark to come back), and the next utterance's frames wait for it. ``stop``
+drops everything queued at once (barge-in), sets waiting ``finished`` events, and
+drops the frames of producers that were waiting for room.
+
+When the peer does not keep up — the kernel's send buffer is full and the
+connection's own small buffer over its limit, so the frame writer refuses — the slot
+goes without a frame and the frame is kept for the next one: sending more would only
+queue behind what the caller has not read yet.
 
 ``Framer`` cuts synthesised audio into whole frames; the last, short one is padded
 with silence, so no frame is ever empty or short.
@@ -19,10 +36,13 @@ from collections.abc import Callable
 
 import anyio
 
-from adapters.voice.pacing import frame_ticker
-from adapters.voice.transport import FRAME_BYTES, FRAME_SECONDS, CallTransport
+from adapters.voice.pacing import FrameTicker, frame_ticker
+from adapters.voice.transport import FRAME_BYTES, CallTransport
 
-__all__ = ["Framer", "Player"]
+__all__ = ["QUEUE_FRAMES", "Framer", "Player"]
+
+#: Frames queued ahead per call at most (0.5 s): ``play`` waits beyond this.
+QUEUE_FRAMES = 25
 
 
 class Framer:
@@ -48,65 +68,145 @@ class Framer:
 
 
 class Player:
-    """Plays queued frames to ``transport`` every 20 ms. ``on_sent(utterance, frame)``
-    is called after each frame went out."""
+    """Plays queued frames to ``transport`` every 20 ms while ``run`` runs.
+    ``on_sent(utterance, frame)`` is called after each frame went out."""
 
     def __init__(self, transport: CallTransport, on_sent: Callable[[int, bytes], None]) -> None:
         self._transport = transport
         self._on_sent = on_sent
         self._queue: deque[tuple[int, bytes | anyio.Event]] = deque()
-        self._wake = anyio.Event()
-        self._generation = 0  # moves on every stop, so a frame held across it is dropped
-        #: Frames sent so far, and those sent after their tick had rung.
+        self._frames_queued = 0
+        self._room: anyio.Event | None = None  # what producers wait on while full
+        self._work = anyio.Event()  # wakes the task: an end of speech, a frame to send
+        self._ticker: FrameTicker | None = None
+        self._write_now: Callable[[bytes], bool] | None = None
+        self._handed: tuple[int, bytes] | None = None  # for the task to send (awaiting)
+        self._failure: Exception | None = None  # met at a tick, raised by the task
+        self._generation = 0  # moves on every stop
+        #: Frames sent so far, and slots skipped because the peer was not keeping up.
         self.frames_sent = 0
-        self.late_frames = 0
+        self.slots_refused = 0
 
-    def play(self, utterance: int, frame: bytes) -> None:
+    # -- what producers use
+
+    async def play(self, utterance: int, frame: bytes) -> None:
+        """Queue one frame; waits while ``QUEUE_FRAMES`` are queued. A frame whose
+        producer was waiting when ``stop`` came is dropped."""
+        generation = self._generation
+        while self._frames_queued >= QUEUE_FRAMES:
+            if self._room is None:
+                self._room = anyio.Event()
+            await self._room.wait()
+            if generation != self._generation:
+                return
         self._queue.append((utterance, frame))
-        self._wake.set()
+        self._frames_queued += 1
+        if len(self._queue) == 1 and self._ticker is not None:
+            self._ticker.wake()
 
     def finished(self, utterance: int) -> anyio.Event:
         """An event set once everything queued so far for ``utterance`` has been sent
         (the transport is told with ``end_of_speech``) or dropped by ``stop``."""
         done = anyio.Event()
         self._queue.append((utterance, done))
-        self._wake.set()
+        if len(self._queue) == 1:
+            self._work.set()
         return done
 
     def stop(self) -> None:
         """Drop every queued frame now; waiting ``finished`` events are set."""
         self._generation += 1
-        while self._queue:
-            _, item = self._queue.popleft()
-            if isinstance(item, anyio.Event):
-                item.set()
+        for _, item in self._queue:
+            if type(item) is not bytes:
+                item.set()  # type: ignore[union-attr]
+        self._queue.clear()
+        self._frames_queued = 0
+        self._make_room()
+
+    def _make_room(self) -> None:
+        room, self._room = self._room, None
+        if room is not None:
+            room.set()
+
+    # -- the ticker's side
+
+    def on_tick(self) -> bool:
+        """Send the next frame, if one is ready (see the module's docstring)."""
+        queue = self._queue
+        if not queue or self._handed is not None or self._failure is not None:
+            return self._handed is not None
+        utterance, frame = queue[0]
+        if type(frame) is not bytes:
+            return False  # an utterance ended: the task takes it and asks for ticks again
+        queue.popleft()
+        self._frames_queued -= 1
+        write = self._write_now
+        if write is None:
+            self._handed = (utterance, frame)  # sent by the task; later slots wait for it
+            self._work.set()
+        else:
+            try:
+                if not write(frame):
+                    # The peer is behind: this slot goes without, the frame is kept.
+                    queue.appendleft((utterance, frame))
+                    self._frames_queued += 1
+                    self.slots_refused += 1
+                    return True
+                self._sent(utterance, frame)
+            except Exception as exc:
+                self._fail(exc)
+                return False
+        if self._room is not None and self._frames_queued <= QUEUE_FRAMES // 2:
+            self._make_room()
+        if queue and type(queue[0][1]) is not bytes:
+            self._work.set()  # the utterance's last frame went out
+        return True
+
+    def _sent(self, utterance: int, frame: bytes) -> None:
+        self.frames_sent += 1
+        self._on_sent(utterance, frame)
+
+    def _fail(self, exc: Exception) -> None:
+        self._failure = exc
+        self._work.set()
+
+    # -- the player's task
 
     async def run(self) -> None:
-        """Send frames until cancelled, one at each tick of the shared ticker."""
-        ticker = frame_ticker()
-        last_tick: float | None = None  # of the frame before, while frames keep coming
-        while True:
-            if not self._queue:
-                self._wake = anyio.Event()
-                await self._wake.wait()
-                last_tick = None  # after a quiet spell the next frame starts afresh
-                continue
-            utterance, item = self._queue.popleft()
-            if isinstance(item, anyio.Event):
-                # The utterance's last frame went out: mark the point, then report it.
-                await self._transport.end_of_speech(utterance)
-                item.set()
-                continue
-            generation = self._generation
-            due = None if last_tick is None else last_tick + FRAME_SECONDS
-            if due is not None and due <= ticker.clock() < due + FRAME_SECONDS:
-                tick = due  # its tick rang while the process was busy: send it now
-                self.late_frames += 1
+        """Play until cancelled. Raises what a send raised (``TransportBroken``)."""
+        writer = getattr(self._transport, "frame_writer", None)
+        self._write_now = writer() if writer is not None else None
+        ticker = self._ticker = frame_ticker()
+        ticker.join(self)
+        try:
+            if ticker.needs_driver:
+                async with anyio.create_task_group() as driving:
+                    driving.start_soon(ticker.drive)
+                    await self._serve()
             else:
-                tick = await ticker.next_tick()
-                if generation != self._generation:
-                    continue  # stopped while this frame waited for its slot
-            await self._transport.send_frame(item)
-            self.frames_sent += 1
-            self._on_sent(utterance, item)
-            last_tick = tick
+                await self._serve()
+        finally:
+            ticker.leave(self)
+            self._ticker = None
+
+    async def _serve(self) -> None:
+        queue = self._queue
+        while True:
+            if self._failure is not None:
+                failure, self._failure = self._failure, None
+                raise failure
+            if self._handed is not None:
+                utterance, frame = self._handed
+                await self._transport.send_frame(frame)
+                self._handed = None
+                self._sent(utterance, frame)
+                continue
+            if queue and type(queue[0][1]) is not bytes:
+                utterance, done = queue.popleft()
+                await self._transport.end_of_speech(utterance)
+                done.set()  # type: ignore[union-attr]
+                continue
+            if queue:
+                self._ticker.wake()  # type: ignore[union-attr]  # set while running
+            self._work = anyio.Event()
+            await self._work.wait()

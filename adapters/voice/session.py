@@ -377,13 +377,15 @@ class _CallSession:
                     if utterance in self.muted:
                         return True
                     for frame in framer.feed(to_line.process(chunk) if to_line else chunk):
-                        self.player.play(utterance, frame)
+                        await self.player.play(utterance, frame)  # waits while the queue is full
+                        if utterance in self.muted:
+                            return True
         except Exception:
             log.warning("synthesis unavailable", exc_info=True)
             return False
         last = framer.flush()
         if last is not None and utterance not in self.muted:
-            self.player.play(utterance, last)
+            await self.player.play(utterance, last)
         return True
 
     async def _transcribe(self, request: int, audio: bytes) -> None:

@@ -131,9 +131,12 @@ class FakeRecorder:
 
 
 class MemoryTransport:
-    """A ``CallTransport`` fed by a ``Caller`` through an in-memory stream."""
+    """A ``CallTransport`` fed by a ``Caller`` through an in-memory stream. It writes
+    frames at once from the ticker (``frame_writer``, as AudioSocket does) unless
+    ``writes_at_once`` is False (then only by awaiting, as the carrier does)."""
 
-    def __init__(self) -> None:
+    def __init__(self, writes_at_once: bool = True) -> None:
+        self.writes_at_once = writes_at_once
         self.to_session, self._inbound = anyio.create_memory_object_stream[object](1000)
         self.log: list[tuple[str, object]] = []
         self.changed = anyio.Event()
@@ -160,8 +163,15 @@ class MemoryTransport:
         return item  # type: ignore[return-value]
 
     async def send_frame(self, pcm: bytes) -> None:
+        self._write_frame(pcm)
+
+    def frame_writer(self) -> Callable[[bytes], bool] | None:
+        return self._write_frame if self.writes_at_once else None
+
+    def _write_frame(self, pcm: bytes) -> bool:
         assert len(pcm) == 320
         self._note("frame", pcm)
+        return True
 
     async def end_of_speech(self, utterance: int) -> None:
         self._note("end_of_speech", utterance)

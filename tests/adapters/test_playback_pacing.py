@@ -1,0 +1,217 @@
+"""Playback on the shared 20 ms ticker: frames leave from the ticker's ring, one per
+call per slot, in a fixed order; producers wait while a call's queue is full; a
+barge-in drops what is queued; a busy loop skips slots instead of bursting; both a
+transport that writes at once and one that must await are paced the same way."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import anyio
+from anyio.abc import TaskGroup
+import pytest
+
+from adapters.voice.pacing import frame_ticker
+from adapters.voice.playback import QUEUE_FRAMES, Player
+from adapters.voice.transport import TransportBroken
+
+pytestmark = pytest.mark.anyio
+
+
+def frame(number: int) -> bytes:
+    return number.to_bytes(2, "little") * 160
+
+
+class SlotTransport:
+    """Logs what the player did, each frame with the ticker's slot it went out in."""
+
+    def __init__(self, name: str, log: list, writes_at_once: bool = True) -> None:
+        self.name = name
+        self.log = log
+        self.writes_at_once = writes_at_once
+        self.refuse = 0  # writes to refuse (the peer not keeping up)
+        self.on_write: Callable[[], None] = lambda: None
+        self.broken = False
+
+    def frame_writer(self) -> Callable[[bytes], bool] | None:
+        return self._write if self.writes_at_once else None
+
+    def _write(self, pcm: bytes) -> bool:
+        if self.broken:
+            raise TransportBroken("reset")
+        if self.refuse:
+            self.refuse -= 1
+            return False
+        self.log.append(("frame", self.name, frame_ticker().slot, pcm))
+        self.on_write()
+        return True
+
+    async def send_frame(self, pcm: bytes) -> None:
+        await anyio.sleep(0)  # a send that awaits, as the carrier's WebSocket does
+        self._write(pcm)
+
+    async def end_of_speech(self, utterance: int) -> None:
+        self.log.append(("end_of_speech", self.name, utterance))
+
+    async def stop_playback(self) -> None: ...
+
+    async def receive(self) -> bytes | None: ...
+
+    async def hang_up(self) -> None: ...
+
+
+def frames_of(log: list, name: str) -> list[tuple[int, bytes]]:
+    return [(slot, pcm) for kind, who, *rest in log if kind == "frame" and who == name
+            for slot, pcm in [rest]]
+
+
+@asynccontextmanager
+async def running(*players: Player) -> AsyncIterator[TaskGroup]:
+    """The players' tasks (more may be started in the group), cancelled at the end."""
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            for player in players:
+                tasks.start_soon(player.run)
+            yield tasks
+            tasks.cancel_scope.cancel()
+
+
+async def play_all(player: Player, utterance: int, frames: list[bytes]) -> None:
+    for pcm in frames:
+        await player.play(utterance, pcm)
+    await player.finished(utterance).wait()
+
+
+async def test_each_call_sends_one_frame_per_slot_in_the_order_the_calls_joined():
+    log: list = []
+    names = ["a", "b", "c"]
+    players = [Player(SlotTransport(name, log), lambda u, f: None) for name in names]
+    frames = [frame(n) for n in range(40)]  # more than a queue holds
+    async with running(*players):
+        async with anyio.create_task_group() as producers:
+            for player in players:
+                producers.start_soon(play_all, player, 1, frames)
+    for name in names:
+        sent = frames_of(log, name)
+        assert [pcm for _, pcm in sent] == frames  # every frame, in order
+        slots = [slot for slot, _ in sent]
+        assert slots == sorted(set(slots))  # never two in one slot
+    by_slot: dict[int, list[str]] = {}
+    for kind, who, *rest in log:
+        if kind == "frame":
+            by_slot.setdefault(rest[0], []).append(who)
+    # In every slot the calls' frames leave in one fixed order: the order they joined.
+    for order in by_slot.values():
+        assert order == [name for name in names if name in order]
+    assert max(len(order) for order in by_slot.values()) == 3  # the calls share ticks
+
+
+@pytest.mark.parametrize("writes_at_once", [True, False])
+async def test_each_utterance_is_marked_after_its_last_frame_and_before_the_next(
+        writes_at_once):
+    log: list = []
+    player = Player(SlotTransport("a", log, writes_at_once), lambda u, f: None)
+    async with running(player):
+        await play_all(player, 1, [frame(1), frame(2)])
+        await play_all(player, 2, [frame(3)])
+    assert [entry[0] if entry[0] == "end_of_speech" else entry[3] for entry in log] == [
+        frame(1), frame(2), "end_of_speech", frame(3), "end_of_speech"]
+    assert [entry[2] for entry in log if entry[0] == "end_of_speech"] == [1, 2]
+    slots = [entry[2] for entry in log if entry[0] == "frame"]
+    assert slots == sorted(set(slots))
+    assert player.frames_sent == 3
+
+
+async def test_a_full_queue_makes_the_producer_wait_until_frames_go_out():
+    log: list = []
+    sent: list[int] = []
+    player = Player(SlotTransport("a", log), lambda u, f: sent.append(u))
+    queued = 0
+    played = anyio.Event()
+
+    async def produce() -> None:
+        nonlocal queued
+        for number in range(QUEUE_FRAMES + 5):
+            await player.play(1, frame(number))
+            queued += 1
+        await player.finished(1).wait()
+        played.set()
+
+    async with running() as tasks:
+        tasks.start_soon(produce)
+        await anyio.wait_all_tasks_blocked()
+        assert queued == QUEUE_FRAMES  # waiting: nothing plays yet
+        tasks.start_soon(player.run)
+        await played.wait()
+    assert [pcm for _, pcm in frames_of(log, "a")] == [frame(n) for n in range(QUEUE_FRAMES + 5)]
+    assert sent == [1] * (QUEUE_FRAMES + 5)
+
+
+async def test_stop_drops_queued_frames_at_once_and_releases_a_waiting_producer():
+    log: list = []
+
+    def barge_in_after_the_third_frame(utterance: int, pcm: bytes) -> None:
+        if len(log) == 3:
+            player.stop()  # from inside a tick, as the session does on caller audio
+
+    player = Player(SlotTransport("a", log), barge_in_after_the_third_frame)
+    producer_done = anyio.Event()
+
+    async def produce() -> None:
+        for number in range(QUEUE_FRAMES + 10):
+            await player.play(1, frame(number))
+        producer_done.set()
+
+    async with running() as tasks:
+        tasks.start_soon(produce)
+        await anyio.wait_all_tasks_blocked()  # the queue is full, the producer waits
+        finished = player.finished(1)
+        tasks.start_soon(player.run)
+        await finished.wait()  # set by the stop, not by the frames
+        await producer_done.wait()  # its waiting frame was dropped, the rest queued on
+        player.stop()
+        await play_all(player, 2, [frame(100)])  # the next answer plays normally
+    assert [pcm for _, pcm in frames_of(log, "a")] == [frame(0), frame(1), frame(2), frame(100)]
+
+
+async def test_a_busy_loop_skips_slots_and_never_bursts_to_catch_up():
+    log: list = []
+    transport = SlotTransport("a", log)
+    player = Player(transport, lambda u, f: None)
+
+    def block_the_loop_at_the_fifth_frame() -> None:
+        if len(log) == 5:
+            time.sleep(0.1)  # the process busy for five slots
+
+    transport.on_write = block_the_loop_at_the_fifth_frame
+    async with running(player):
+        await play_all(player, 1, [frame(n) for n in range(12)])
+    slots = [slot for slot, _ in frames_of(log, "a")]
+    assert len(slots) == 12
+    assert slots == sorted(set(slots))  # one frame per slot, even right after
+    assert slots[5] - slots[4] >= 5  # the slots the loop was busy for went without
+    assert frame_ticker().slots_skipped >= 4
+
+
+async def test_a_peer_that_is_not_keeping_up_skips_slots_with_its_frames_kept():
+    log: list = []
+    transport = SlotTransport("a", log)
+    transport.refuse = 3
+    player = Player(transport, lambda u, f: None)
+    async with running(player):
+        await play_all(player, 1, [frame(n) for n in range(4)])
+    assert [pcm for _, pcm in frames_of(log, "a")] == [frame(n) for n in range(4)]
+    assert player.slots_refused == 3
+
+
+@pytest.mark.parametrize("writes_at_once", [True, False])
+async def test_a_broken_connection_is_raised_by_the_players_task(writes_at_once):
+    log: list = []
+    transport = SlotTransport("a", log, writes_at_once)
+    transport.broken = True
+    player = Player(transport, lambda u, f: None)
+    await player.play(1, frame(1))
+    with anyio.fail_after(5), pytest.raises(TransportBroken):
+        await player.run()
