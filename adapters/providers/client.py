@@ -118,10 +118,19 @@ class ProviderClient(LazySession):
     ) -> dict[str, Any]:
         """One non-streamed chat completion; ``body`` is forwarded as given, with
         ``stream`` forced off (and ``stream_options`` dropped, which needs it on)."""
+        return (await self.complete_raw(upstream, body, timeouts=timeouts))[1]
+
+    async def complete_raw(
+        self, upstream: Upstream, body: Mapping[str, Any], *, timeouts: Timeouts | None = None
+    ) -> tuple[bytes, dict[str, Any]]:
+        """``complete``, with the upstream's body as it came (for passthrough, which
+        answers it unchanged) beside what it decodes to."""
         request = {key: value for key, value in body.items() if key != "stream_options"}
         request["stream"] = False
         async with self._request("POST", upstream, "chat/completions", request, timeouts) as response:
-            return await self._json_body(response, upstream)
+            raw = await self._body(response, upstream, _MAX_BODY_BYTES)
+        with map_exceptions(upstream.label):
+            return raw, decode_json_object(raw)
 
     @asynccontextmanager
     async def stream(

@@ -89,6 +89,12 @@ class ServiceUnavailable(ApiError):
 
 def json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> Response:
     body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+    return encoded_json_response(status, body, headers)
+
+
+def encoded_json_response(status: int, body: bytes,
+                          headers: dict[str, str] | None = None) -> Response:
+    """A response of JSON already encoded (an upstream's answer relayed as it came)."""
     response = Response(status, None, Content(b"application/json", body))
     for name, value in (headers or {}).items():
         response.headers[name.encode()] = value.encode()

@@ -1,6 +1,7 @@
 """Passthrough: a provider model called as sent, under governance, nothing stored but usage.
 
-Non-streamed: one upstream call, its JSON answered as is. Streamed: the upstream's SSE
+Non-streamed: one upstream call, its JSON answered as is (its very bytes: decoded
+only to note usage, never encoded again). Streamed: the upstream's SSE
 bytes are relayed unchanged (the fastest path, and exactly what the provider said),
 while the relay notes usage and finish for accounting. An upstream failure before the
 first byte is an HTTP error (502/504, or the upstream's own 4xx); after it, an
@@ -18,7 +19,7 @@ from blacksheep import Request, Response, StreamedContent
 
 from adapters.providers import UpstreamError
 from app.http.disconnect import cancelled_on_disconnect
-from app.http.errors import ApiError, json_response
+from app.http.errors import ApiError, encoded_json_response
 from app.services.accounts import Identity
 from app.services.bundle import Services
 from app.services.providers import ResolvedModel
@@ -60,12 +61,12 @@ async def complete(request: Request, svc: Services, identity: Identity, chat: Ch
     meter = _Meter(svc, identity, resolved)
     try:
         async with cancelled_on_disconnect(request) as watch:
-            answer = await svc.client.complete(resolved.upstream, chat.body)
+            raw, answer = await svc.client.complete_raw(resolved.upstream, chat.body)
         if watch.disconnected:
             meter.outcome = "client_disconnected"
             return Response(499)  # nobody is listening; the status is for the log only
         meter.outcome, meter.usage = "ok", answer.get("usage")
-        return json_response(200, answer, headers)
+        return encoded_json_response(200, raw, headers)
     except UpstreamError as exc:
         raise upstream_failure(exc) from None
     finally:
