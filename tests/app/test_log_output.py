@@ -1,0 +1,65 @@
+"""The log's own output: JSON lines, batched into few writes, warnings at once."""
+
+import json
+import logging
+import time
+
+from app.log_format import BatchedStreamHandler, JsonFormatter
+
+
+def record(level: int, message: str) -> logging.LogRecord:
+    return logging.LogRecord("svc.test", level, __file__, 1, message, None, None)
+
+
+def written(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_info_lines_wait_in_the_buffer_until_flushed(tmp_path):
+    path = tmp_path / "log"
+    with path.open("w") as out:
+        handler = BatchedStreamHandler(out)
+        handler.setFormatter(JsonFormatter())
+        handler._closing.set()  # no background flush: this test flushes by hand
+        handler.handle(record(logging.INFO, "first"))
+        handler.handle(record(logging.INFO, "second"))
+        assert path.read_text() == ""
+        handler.flush()
+        assert [line["message"] for line in written(path)] == ["first", "second"]
+        handler.close()
+
+
+def test_a_warning_is_written_at_once_with_what_waited_before_it(tmp_path):
+    path = tmp_path / "log"
+    with path.open("w") as out:
+        handler = BatchedStreamHandler(out)
+        handler.setFormatter(JsonFormatter())
+        handler._closing.set()
+        handler.handle(record(logging.INFO, "before"))
+        handler.handle(record(logging.WARNING, "careful"))
+        assert [line["message"] for line in written(path)] == ["before", "careful"]
+        handler.close()
+
+
+def test_the_background_flush_writes_waiting_lines_without_being_asked(tmp_path):
+    path = tmp_path / "log"
+    with path.open("w") as out:
+        handler = BatchedStreamHandler(out)
+        handler.setFormatter(JsonFormatter())
+        handler.handle(record(logging.INFO, "later"))
+        deadline = time.monotonic() + 30
+        while not path.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [line["message"] for line in written(path)] == ["later"]
+        handler.close()
+
+
+def test_closing_writes_what_is_left(tmp_path):
+    path = tmp_path / "log"
+    with path.open("w") as out:
+        handler = BatchedStreamHandler(out)
+        handler.setFormatter(JsonFormatter())
+        handler._closing.set()
+        handler.handle(record(logging.INFO, "last words"))
+        handler.close()
+        assert [line["message"] for line in written(path)] == ["last words"]
