@@ -6,6 +6,8 @@ request middleware, routes, OpenAPI docs, and the database pool's lifecycle.
 
 from __future__ import annotations
 
+import gc
+
 from blacksheep import Application, Request, Router
 
 from app import console, db
@@ -149,6 +151,23 @@ def configure_outbox_worker(app: Application, services: Services) -> None:
 
     app.after_start += start
     app.on_stop += stop
+
+
+def freeze_startup_objects(app: Application) -> None:
+    """Once serving, put what start-up made out of the garbage collector's sight.
+
+    The modules, the application and its pools live as long as the process, yet a full
+    collection walked every one of them: 60 ms on this machine, a pause for every
+    request and every call's 20 ms audio frame in progress. ``gc.freeze`` moves them to
+    the permanent generation, so a full collection walks only what came later. For a
+    long-running server only: a test making many applications would keep them all.
+    """
+
+    async def freeze(_: Application) -> None:
+        gc.collect()
+        gc.freeze()
+
+    app.after_start += freeze
 
 
 def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True,

@@ -66,3 +66,21 @@ async def test_openapi_documents_json_request_bodies(api):
     paths = (await api.get("/openapi.json")).json()["paths"]
     body = paths["/api/auth/login"]["post"]["requestBody"]["content"]["application/json"]
     assert body["schema"]
+
+
+async def test_a_serving_process_puts_its_start_up_objects_out_of_the_collectors_sight():
+    import gc
+
+    from blacksheep import Application
+
+    from app.main import freeze_startup_objects
+
+    app = Application()
+    freeze_startup_objects(app)
+    assert gc.get_freeze_count() == 0
+    try:
+        await app.start()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        await app.stop()
