@@ -18,11 +18,28 @@ _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message", "asctime", "color_message"}
 
 
+# One encoder for every line (``json.dumps`` with options builds one per call).
+_ENCODER = json.JSONEncoder(default=str, ensure_ascii=False)
+
+
 class JsonFormatter(logging.Formatter):
+    """One JSON object per record; a busy server formats one per request, so the
+    date part of ``at`` is worked out once a second, not for every line."""
+
+    _second = -1
+    _date_and_time = ""
+
+    def _at(self, created: float) -> str:
+        second = int(created)
+        if second != self._second:
+            self._date_and_time = dt.datetime.fromtimestamp(second, dt.UTC).strftime(
+                "%Y-%m-%dT%H:%M:%S")
+            self._second = second
+        return f"{self._date_and_time}.{int((created - second) * 1000):03d}+00:00"
+
     def format(self, record: logging.LogRecord) -> str:
         line = {
-            "at": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(
-                timespec="milliseconds"),
+            "at": self._at(record.created),
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
@@ -32,7 +49,7 @@ class JsonFormatter(logging.Formatter):
                 line[name] = value
         if record.exc_info:
             line["error"] = self.formatException(record.exc_info)
-        return json.dumps(line, default=str, ensure_ascii=False)
+        return _ENCODER.encode(line)
 
 
 class BatchedStreamHandler(logging.StreamHandler):

@@ -63,3 +63,14 @@ def test_closing_writes_what_is_left(tmp_path):
         handler.handle(record(logging.INFO, "last words"))
         handler.close()
         assert [line["message"] for line in written(path)] == ["last words"]
+
+
+def test_the_time_of_a_line_is_utc_to_the_millisecond():
+    import datetime as dt
+
+    formatter = JsonFormatter()
+    for created in (0.0, 1795000000.999, 1795000001.0005, 1795000001.5):
+        entry = record(logging.INFO, "x")
+        entry.created = created
+        expected = dt.datetime.fromtimestamp(created, dt.UTC).isoformat(timespec="milliseconds")
+        assert json.loads(formatter.format(entry))["at"] == expected
