@@ -4,8 +4,9 @@ Triggers on ``api_key`` (fingerprint, owner, revocation, expiry; deletion) and o
 ``account`` (email, role, grants, deactivation; deletion) send a notice on channel
 ``svc_auth_changed`` when the change commits. Each process listens on a connection of
 its own and drops its ``IdentityCache`` on every notice. The cache is live only while
-that connection listens: a lost connection stops the cache at once, and it starts
-again, empty, once a new connection listens.
+that connection listens, and only once it has heard a notice of its own (behind a
+pooler in transaction mode LISTEN is silently lost): a lost connection stops the cache
+at once, and it starts again, empty, once a new connection listens.
 
 A revocation must hold on the very next request to any process, so ``change()`` does
 not return on commit alone. The change's transaction carries a token
@@ -43,11 +44,17 @@ LISTENER_NAME = "svc-auth-listener"
 ACK_TIMEOUT = 2.0
 #: Waits between attempts to listen again after the connection was lost.
 RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0, 5.0)
+#: ... and after a connection that did not hear its own notice.
+NOT_HEARD_RETRY = 60.0
 
 _LISTENERS = """
 SELECT pid FROM pg_stat_activity
 WHERE application_name = $1 AND datname = current_database()
 """
+
+
+class NoticesNotHeard(Exception):
+    """A listening connection did not hear its own notice."""
 
 
 @dataclass
@@ -90,9 +97,13 @@ class AuthChanges:
                 await self._listen_once(dsn, listening)
                 failures = 0
             except Exception as error:  # noqa: BLE001 - any failure: try again later
+                listening.set()  # start() returns; the cache stays off meanwhile
+                if isinstance(error, NoticesNotHeard):
+                    log.warning("%s", error)
+                    await asyncio.sleep(NOT_HEARD_RETRY)  # not soon better by itself
+                    continue
                 if not db.is_unavailable(error):
                     log.exception("change notices: listening failed")
-                listening.set()  # start() returns; the cache stays off meanwhile
                 delay = RETRY_DELAYS[min(failures, len(RETRY_DELAYS) - 1)]
                 failures += 1
                 await asyncio.sleep(delay)
@@ -104,6 +115,7 @@ class AuthChanges:
         try:
             await connection.add_listener(CHANGED, self._on_change)
             await connection.add_listener(ACKS, self._on_ack)
+            await self._hears_itself(connection)
             # Named only now that it listens: a change waits for exactly those
             # connections that will hear it.
             await connection.execute(f"SET application_name = '{LISTENER_NAME}'")
@@ -119,6 +131,24 @@ class AuthChanges:
             self.cache.live = False
             if not connection.is_closed():
                 connection.terminate()
+
+    async def _hears_itself(self, connection: asyncpg.Connection) -> None:
+        """Send a notice and wait for it: behind a pooler that hands out server
+        connections per transaction, LISTEN is silently lost, and a cache trusted then
+        would outlive revocations."""
+        probe = uuid.uuid4().hex
+        answers = self._answers[probe] = _Answers()
+        try:
+            await connection.execute("SELECT pg_notify($1, $2)", ACKS,
+                                     f"{probe}:{connection.get_server_pid()}")
+            try:
+                await asyncio.wait_for(answers.arrived.wait(), ACK_TIMEOUT)
+            except TimeoutError:
+                raise NoticesNotHeard("change notices do not arrive on this connection (a "
+                                      "pooler in transaction mode?); every API key is "
+                                      "looked up in the database") from None
+        finally:
+            del self._answers[probe]
 
     def _on_change(self, connection: Any, pid: int, channel: str, token: str) -> None:
         self.cache.clear()

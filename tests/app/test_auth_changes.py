@@ -189,3 +189,25 @@ async def test_without_listening_every_lookup_goes_to_the_database(services):
     _, value = await services.api_keys.mint(Identity.from_row(row), "laptop", None)
     assert await services.api_keys.identify(value) is not None
     assert not services.auth_changes.cache.live and len(services.auth_changes.cache) == 0
+
+
+class Deaf(AuthChanges):
+    """A connection whose notices never come back, as behind a transaction pooler."""
+
+    def _on_ack(self, *notice) -> None:
+        pass
+
+
+async def test_a_connection_that_does_not_hear_its_own_notice_is_not_trusted(
+        services, database, monkeypatch):
+    monkeypatch.setattr(auth_changes, "ACK_TIMEOUT", 0.3)
+    row = await services.accounts.create("ada@example.org", "correct horse battery staple")
+    _, value = await services.api_keys.mint(Identity.from_row(row), "laptop", None)
+    changes = Deaf(IdentityCache())
+    keys = ApiKeys(services.audit, changes)
+    await changes.start(database)
+    try:
+        assert not changes.cache.live
+        assert await keys.identify(value) is not None and len(changes.cache) == 0
+    finally:
+        await changes.stop()
