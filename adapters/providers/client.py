@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, AnyStr
 
@@ -27,7 +27,13 @@ from adapters.providers.errors import (
 from adapters.providers.streams import ChunkStream, RawRelay
 from adapters.session_pool import LazySession
 from core.errors import RemoteProtocolError
-from core.sse import MAX_EVENT_BYTES, decode_json_object, model_ids, upstream_error_message
+from core.sse import (
+    MAX_EVENT_BYTES,
+    asking_usage,
+    decode_json_object,
+    model_ids,
+    upstream_error_message,
+)
 
 __all__ = ["ProviderClient", "Timeouts", "Upstream"]
 
@@ -105,6 +111,8 @@ class ProviderClient(LazySession):
         self.timeouts = timeouts
         self._max_connections = max_connections
         self._max_event_bytes = max_event_bytes
+        #: base URLs of upstreams that answered a request with ``stream_options`` 400
+        self._refuse_stream_options: set[str] = set()
 
     async def list_models(self, upstream: Upstream, *, timeouts: Timeouts | None = None) -> list[str]:
         """The model ids the upstream offers (``GET {base}/models``)."""
@@ -142,12 +150,34 @@ class ProviderClient(LazySession):
 
     @asynccontextmanager
     async def relay(
-        self, upstream: Upstream, body: Mapping[str, Any], *, timeouts: Timeouts | None = None
+        self, upstream: Upstream, body: Mapping[str, Any], *, timeouts: Timeouts | None = None,
+        count_usage: bool = False,
     ) -> AsyncIterator[RawRelay]:
         """A streamed chat completion as the upstream's own bytes, for passthrough:
-        ``async for data in r: write(data)``, then read ``r.usage``."""
-        async with self._event_stream(upstream, body, timeouts) as response:
-            yield RawRelay(response, upstream.label, self._max_event_bytes)
+        ``async for data in r: write(data)``, then read ``r.usage``.
+
+        ``count_usage``: when ``body`` does not ask for the usage chunk, ask on the
+        caller's behalf and leave the chunk out of what is relayed. An upstream that
+        refuses ``stream_options`` is asked again without it, and never again with it
+        by this process.
+        """
+        asking = asking_usage(body) if count_usage else None
+        async with AsyncExitStack() as stack:
+            response = None
+            if asking is not None and upstream.base_url not in self._refuse_stream_options:
+                try:
+                    response = await stack.enter_async_context(
+                        self._event_stream(upstream, asking, timeouts))
+                except UpstreamStatusError as error:
+                    if error.status not in (400, 422) or "stream_options" not in error.message:
+                        raise
+                    self._refuse_stream_options.add(upstream.base_url)
+            hide_usage = response is not None
+            if response is None:
+                response = await stack.enter_async_context(
+                    self._event_stream(upstream, body, timeouts))
+            yield RawRelay(response, upstream.label, self._max_event_bytes,
+                           hide_usage=hide_usage)
 
     # -- the request itself --------------------------------------------------------
 

@@ -7,7 +7,8 @@ and the end-of-stream check. Opening and closing the response is the client's jo
 
 - ``ChunkStream`` yields each chunk as a dict (agent pipelines read the text).
 - ``RawRelay`` yields the upstream's bytes unchanged (passthrough writes them straight
-  to our client) while still noting finish reason and usage for accounting.
+  to our client) while still noting finish reason and usage for accounting; the
+  usage chunk is left out when it was asked for on the client's behalf.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import aiohttp
 
 from adapters.providers.errors import UpstreamProtocolError, UpstreamStatusError, map_exceptions
-from core.sse import DONE, SSEParser, StreamTally, decode_chat_event
+from core.sse import DONE, SSEParser, StreamTally, decode_chat_event, is_usage_chunk
 
 __all__ = ["ChunkStream", "RawRelay"]
 
@@ -118,9 +119,12 @@ class RawRelay(_EventStreamReader):
     loop, ``usage``, ``finish_reason`` and ``tally.error`` are what accounting needs.
     """
 
-    def __init__(self, response: aiohttp.ClientResponse, upstream: str, max_event_bytes: int) -> None:
+    def __init__(self, response: aiohttp.ClientResponse, upstream: str, max_event_bytes: int,
+                 *, hide_usage: bool = False) -> None:
         super().__init__(response, upstream, max_event_bytes)
         self._held = b""  # bytes of an event not yet complete
+        #: leave the usage chunk out (asked for on the client's behalf, not by it)
+        self._hide_usage = hide_usage
 
     def __aiter__(self) -> RawRelay:
         return self
@@ -134,15 +138,16 @@ class RawRelay(_EventStreamReader):
                     return held
                 raise StopAsyncIteration
             with map_exceptions(self._upstream, answering=True):
-                for event in self._parser.feed(data):
+                events = self._parser.feed(data)
+                for event in events:
                     self.tally.observe_event(event)
             if self._held:
                 data = self._held + data
             pending = self._parser.pending_bytes
-            if pending == 0:
-                self._held = b""
-                return data
-            data, self._held = data[:-pending], data[-pending:]
+            data, self._held = (data, b"") if pending == 0 else (data[:-pending], data[-pending:])
+            if self._hide_usage and any(is_usage_chunk(event) for event in events):
+                # Written again from the events (comments among them are dropped).
+                data = b"".join(event.encode() for event in events if not is_usage_chunk(event))
             if data:
                 return data
 

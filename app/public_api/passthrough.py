@@ -3,7 +3,9 @@
 Non-streamed: one upstream call, its JSON answered as is (its very bytes: decoded
 only to note usage, never encoded again). Streamed: the upstream's SSE
 bytes are relayed unchanged (the fastest path, and exactly what the provider said),
-while the relay notes usage and finish for accounting. An upstream failure before the
+while the relay notes usage and finish for accounting; the upstream is asked for its
+usage chunk even when the client did not ask (so its tokens are counted), and that
+chunk is then left out of what the client receives. An upstream failure before the
 first byte is an HTTP error (502/504, or the upstream's own 4xx); after it, an
 ``error`` event and ``[DONE]``. A client that goes away cancels the upstream call at
 once; usage is recorded either way, in a ``finally``.
@@ -78,7 +80,8 @@ async def stream(request: Request, svc: Services, identity: Identity, chat: Chat
     meter = _Meter(svc, identity, resolved)
     stack = contextlib.AsyncExitStack()
     try:
-        relay = await stack.enter_async_context(svc.client.relay(resolved.upstream, chat.body))
+        relay = await stack.enter_async_context(
+            svc.client.relay(resolved.upstream, chat.body, count_usage=True))
     except UpstreamError as exc:
         meter.record()
         raise upstream_failure(exc) from None

@@ -10,6 +10,7 @@ failure is a ``RemoteProtocolError`` so it maps to one upstream error type.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Final
 
 from core.errors import RemoteProtocolError
@@ -62,6 +63,43 @@ def decode_chat_event(event: ServerSentEvent) -> dict[str, Any] | _Done:
     if data == "[DONE]":
         return DONE
     return decode_json_object(data, "stream chunk")
+
+
+# -- usage on streams -------------------------------------------------------------------
+# An OpenAI-compatible stream carries token usage only when the request asked for it
+# (``stream_options.include_usage``): one chunk near the end with no choices. To count
+# tokens of a stream whose client did not ask, the request asks on its behalf and that
+# chunk is left out of what the client receives.
+
+_EMPTY_CHOICES = ('"choices":[]', '"choices": []')
+
+
+def usage_asked(body: Mapping[str, Any]) -> bool:
+    """Whether the request asks its stream to end with a usage chunk."""
+    options = body.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
+
+
+def asking_usage(body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``body`` asking for the usage chunk; None when it asks already or its
+    ``stream_options`` is not an object (then it is forwarded as it is)."""
+    options = body.get("stream_options", {})
+    if usage_asked(body) or not isinstance(options, dict):
+        return None
+    return {**body, "stream_options": {**options, "include_usage": True}}
+
+
+def is_usage_chunk(event: ServerSentEvent) -> bool:
+    """The chunk that answers ``include_usage``: no choices, a usage object."""
+    data = event.data
+    if not (_EMPTY_CHOICES[0] in data or _EMPTY_CHOICES[1] in data):
+        return False  # every content chunk has a choice
+    try:
+        chunk = json.loads(data)
+    except (ValueError, RecursionError):
+        return False
+    return (isinstance(chunk, dict) and chunk.get("choices") == []
+            and isinstance(chunk.get("usage"), dict))
 
 
 def upstream_error_message(body: bytes, status: int) -> str:

@@ -44,6 +44,17 @@ class ServerSentEvent:
     #: The ``retry:`` value set within this event, in milliseconds, or None.
     retry: int | None = None
 
+    def encode(self) -> bytes:
+        """The event written as a stream carries it: ``SSEParser`` reads these bytes
+        back as this same event (the ``id`` repeated, as it persisted)."""
+        lines = [] if self.event == "message" else [f"event: {self.event}"]
+        if self.id is not None:
+            lines.append(f"id: {self.id}")
+        if self.retry is not None:
+            lines.append(f"retry: {self.retry}")
+        lines += [f"data: {line}" for line in self.data.split("\n")]
+        return ("\n".join(lines) + "\n\n").encode()
+
 
 class SSEParser:
     """Feed it bytes as they arrive; it returns the events they complete.

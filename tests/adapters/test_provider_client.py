@@ -147,6 +147,47 @@ async def test_relay_returns_exactly_the_upstream_bytes_and_the_usage(fake, clie
     assert relay.finish_reason == "stop" and relay.tally.done
 
 
+async def test_relay_counts_usage_the_client_did_not_ask_for_and_hides_its_chunk(
+        fake, client, upstream):
+    fake.behaviour = Behaviour(text="counted quietly", chunks=4)
+    async with client.relay(upstream, BODY, count_usage=True) as relay:
+        data = b"".join(await collect(relay))
+    assert fake.requests[-1].json["stream_options"] == {"include_usage": True}
+    assert relay.usage == {"prompt_tokens": 5, "completion_tokens": 4, "total_tokens": 9}
+    events = [json.loads(line[6:]) for line in data.decode().split("\n\n")
+              if line.startswith("data: {")]
+    assert events and all(event["choices"] for event in events)  # no usage chunk
+    assert data.endswith(b"data: [DONE]\n\n")
+    assert "".join(e["choices"][0]["delta"].get("content") or "" for e in events) == (
+        "counted quietly")
+
+
+async def test_relay_leaves_a_client_that_asked_for_usage_its_chunk(fake, client, upstream):
+    body = {**BODY, "stream_options": {"include_usage": True}}
+    async with client.relay(upstream, body, count_usage=True) as relay:
+        data = b"".join(await collect(relay))
+    assert data == fake.sent and b'"choices": []' in data
+
+
+async def test_an_upstream_refusing_stream_options_is_asked_without_from_then_on(
+        fake, client, upstream):
+    fake.behaviour = Behaviour(text="no options here", refuse_stream_options=True)
+    for _ in range(2):
+        async with client.relay(upstream, BODY, count_usage=True) as relay:
+            data = b"".join(await collect(relay))
+        assert data == fake.sent and relay.usage is None
+    assert ["stream_options" in request.json for request in fake.requests] == [
+        True, False, False]
+
+
+async def test_a_refusal_for_another_reason_is_the_callers(fake, client, upstream):
+    fake.behaviour = Behaviour(status=400, error_message="messages must not be empty")
+    with pytest.raises(UpstreamStatusError):
+        async with client.relay(upstream, BODY, count_usage=True):
+            pass
+    assert len(fake.requests) == 1
+
+
 async def test_relay_passes_an_in_stream_error_through_and_notes_it(fake, client, upstream):
     fake.behaviour = Behaviour(interrupt_after=2, interrupt="error", error_message="overloaded")
     async with client.relay(upstream, BODY) as relay:

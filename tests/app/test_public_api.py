@@ -251,6 +251,16 @@ async def test_usage_is_recorded_per_key_next_to_app_usage(v1):
     assert v1.key.startswith(by_key["key_prefix"]) and v1.key not in str(totals)
 
 
+async def test_a_stream_whose_client_did_not_ask_for_usage_still_counts_its_tokens(v1):
+    stream = await v1.sdk.chat.completions.create(
+        model="fake-small", messages=[{"role": "user", "content": "x"}], stream=True)
+    chunks = [chunk async for chunk in stream]
+    assert all(chunk.choices and chunk.usage is None for chunk in chunks)
+    await v1.services.usage.drain()
+    [row] = await UsageEvent.select().where(UsageEvent.source == "api")
+    assert row["completion_tokens"] > 0 and row["prompt_tokens"] > 0
+
+
 async def test_a_body_over_the_limit_is_413_in_the_openai_shape(v1, monkeypatch):
     from app.routes import v1 as v1_routes
 

@@ -13,10 +13,13 @@ from core.sse import (
     DONE,
     ServerSentEvent,
     StreamTally,
+    asking_usage,
     decode_chat_event,
     decode_json_object,
+    is_usage_chunk,
     model_ids,
     upstream_error_message,
+    usage_asked,
 )
 
 
@@ -130,3 +133,31 @@ def test_raw_tally_agrees_with_decoding_every_chunk(chunks, separators):
         decoded.error,
         decoded.chunks,
     )
+
+
+# -- usage asked on the client's behalf ------------------------------------------------
+
+
+def test_usage_is_asked_for_only_when_the_request_did_not():
+    body = {"model": "m", "stream_options": {"other": 1}}
+    assert not usage_asked(body)
+    assert asking_usage(body) == {"model": "m", "stream_options": {"other": 1,
+                                                                    "include_usage": True}}
+    assert body == {"model": "m", "stream_options": {"other": 1}}  # left as it was
+    assert asking_usage({"model": "m"})["stream_options"] == {"include_usage": True}
+    asked = {"stream_options": {"include_usage": True}}
+    assert usage_asked(asked) and asking_usage(asked) is None
+    assert asking_usage({"stream_options": "odd"}) is None  # forwarded as it is
+
+
+@pytest.mark.parametrize("data, usage_chunk", [
+    ('{"choices":[],"usage":{"total_tokens":3}}', True),
+    ('{"id": "x", "choices": [], "usage": {"total_tokens": 3}}', True),
+    ('{"choices":[],"usage":null}', False),
+    ('{"choices":[{"delta":{"content":"\\"choices\\":[]"}}],"usage":null}', False),
+    ('{"choices":[{"delta":{}}],"usage":{"total_tokens":3}}', False),
+    ('[DONE]', False),
+    ('{"choices":[] broken', False),
+])
+def test_the_usage_chunk_is_told_from_every_other(data, usage_chunk):
+    assert is_usage_chunk(ServerSentEvent("message", data)) is usage_chunk

@@ -267,3 +267,14 @@ def test_a_cr_inside_a_chunk_that_ends_mid_line_does_not_swallow_the_next_lf():
     cut = len(b"event: a\rdata: b")
     assert feed_in_pieces(stream, [cut]) == feed_whole(stream) == [
         ServerSentEvent("a", "b", None, None)]
+
+
+_FIELD_TEXT = st.text(st.characters(blacklist_characters="\r\n\x00", blacklist_categories=("Cs",)))
+
+
+@given(event=st.sampled_from(["message", "chunk"]),
+       data=st.lists(_FIELD_TEXT, min_size=1, max_size=4).map("\n".join),
+       id=st.none() | _FIELD_TEXT, retry=st.none() | st.integers(0, 10**6))
+def test_an_encoded_event_parses_back_as_itself(event, data, id, retry):
+    original = ServerSentEvent(event, data, id, retry)
+    assert SSEParser().feed(original.encode()) == [original]

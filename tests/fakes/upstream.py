@@ -64,6 +64,8 @@ class Behaviour:
     not_http: bool = False  #: answer bytes that are not HTTP at all, then close
     send_done: bool = True  #: end streams with ``data: [DONE]``
     keep_alive_comments: bool = False  #: interleave ``: ping`` comments in streams
+    #: answer 400 to a request carrying ``stream_options``, as strict servers do
+    refuse_stream_options: bool = False
     models: tuple[str, ...] = ("fake-small", "fake-large")
 
 
@@ -137,6 +139,8 @@ class FakeUpstream(LoopbackServer):
             raise asyncio.CancelledError  # the connection is gone: end the handler
         if behaviour.status >= 400:
             return _error_response(behaviour.status, behaviour.error_message)
+        if behaviour.refuse_stream_options and isinstance(body, dict) and "stream_options" in body:
+            return _error_response(400, "Unrecognized request argument supplied: stream_options")
         streamed = isinstance(body, dict) and body.get("stream") is True
         if behaviour.garbage is not None:
             content_type = behaviour.garbage_content_type or (
