@@ -23,8 +23,8 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from dataclasses import dataclass, field
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
