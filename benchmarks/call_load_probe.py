@@ -3,9 +3,16 @@
 Each call is what Asterisk does (``core.audiosocket.AudioSocketClient``): the
 dialplan's answer request, the identifier frame, then a 320-byte frame of caller
 audio every 20 ms — here silence, so no turn starts and what the line sends is its
-opening, paced by the service. Every frame that arrives is timestamped as it is read.
-One ticker writes every call's frame on the same 20 ms schedule, and the reading is
-done in ``asyncio.Protocol`` callbacks, so the callers cost as little as they can.
+opening, paced by the service. One ticker writes every call's frame on the same 20 ms
+schedule, and the sockets are read in reader callbacks, so the callers cost as little
+as they can.
+
+Every frame is timed twice: by the kernel as it arrived (``SO_TIMESTAMPNS``, the
+receive stamp ``recvmsg`` returns) and by this process as it read it. The callers
+share a core and read 500 calls' frames in bursts, between writing their own: their
+read times add their own scheduling to the line's pacing, while the kernel's stamps
+(taken as the segment is received, on loopback as the server's send lands) do not.
+Both are reported; the kernel's is the line's pacing.
 
 From the arrival times of each call's frames: the pacing jitter (how far each
 interval between two frames is from 20 ms) and the missed slots (20 ms slots between
@@ -16,6 +23,8 @@ synthesiser the opening fills every slot).
 from __future__ import annotations
 
 import asyncio
+import socket
+import struct
 import time
 import uuid
 from array import array
@@ -36,47 +45,96 @@ SILENT_WIRE_FRAME = encode_frame(Kind.AUDIO, bytes(320))
 UTTERANCE_GAP_S = 0.5
 
 
-class CallProbe(asyncio.Protocol):
-    """One call's socket: writes the identifier, timestamps every audio frame read."""
+#: Linux: ``SO_TIMESTAMPNS`` asks the kernel to stamp each segment as it is received,
+#: and ``recvmsg`` to return the stamp (``SCM_TIMESTAMPNS``, the same number) with the
+#: data: a ``struct timespec`` on CLOCK_REALTIME.
+SO_TIMESTAMPNS = 35
+TIMESPEC = struct.Struct("qq")
+READ_BYTES = 4096
 
-    def __init__(self, call_id: uuid.UUID) -> None:
+
+class CallProbe:
+    """One call's socket: writes the identifier, timestamps every audio frame read.
+
+    Each frame gets two times: when the kernel received it (``arrivals``: what the
+    line's pacing is measured on) and when this process read it (``reads``: that plus
+    the callers' own scheduling on their shared core). TCP may merge segments that
+    wait unread into one, keeping the newest stamp; a read that brings several frames
+    thus knows the kernel time of its last frame only, and the others are given their
+    read time, late rather than early (counted in ``merged``).
+    """
+
+    def __init__(self, call_id: uuid.UUID, sock: socket.socket) -> None:
         self.client = AudioSocketClient(call_id)
+        self.sock = sock
         self.arrivals = array("d")
+        self.reads = array("d")
+        self.merged = 0
         self.odd_frames = 0
-        self.transport: asyncio.Transport | None = None
+        self.open = True
         self.ended_by_line = False
         self.fault: str | None = None
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as Asterisk does
+        sock.send(self.client.data_to_send())
+        asyncio.get_running_loop().add_reader(sock.fileno(), self.readable)
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        # asyncio and uvloop both set TCP_NODELAY on TCP transports, as Asterisk does.
-        self.transport = transport  # type: ignore[assignment]
-        transport.write(self.client.data_to_send())  # type: ignore[attr-defined]
+    def readable(self) -> None:
+        while self.open:
+            try:
+                data, ancillary, _, _ = self.sock.recvmsg(READ_BYTES, ANCILLARY_BYTES)
+            except BlockingIOError:
+                return
+            except OSError as exc:
+                self.fault = str(exc)
+                self.hang_up()
+                return
+            if not data:
+                self.hang_up()
+                return
+            self._received(data, ancillary)
 
-    def data_received(self, data: bytes) -> None:
-        now = time.perf_counter()
+    def _received(self, data: bytes, ancillary: list) -> None:
+        read_at = time.time()
+        stamped = read_at
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+                seconds, nanoseconds = TIMESPEC.unpack(payload[:TIMESPEC.size])
+                stamped = seconds + nanoseconds / 1e9
         try:
             self.client.receive_data(data)
         except RemoteProtocolError as exc:
             self.fault = str(exc)
             self.hang_up()
             return
+        audio = 0
         for event in self.client.events_received():
             if isinstance(event, AudioReceived):
-                self.arrivals.append(now)
+                audio += 1
                 self.odd_frames += len(event.pcm) != 320
             elif isinstance(event, HangupReceived):
                 self.ended_by_line = True
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.transport = None
+        for index in range(audio):
+            last = index == audio - 1
+            self.arrivals.append(stamped if last else read_at)
+            self.reads.append(read_at)
+        self.merged += max(0, audio - 1)
 
     def speak_silence(self) -> None:
-        if self.transport is not None and not self.ended_by_line:
-            self.transport.write(SILENT_WIRE_FRAME)
+        if self.open and not self.ended_by_line:
+            try:
+                self.sock.send(SILENT_WIRE_FRAME)
+            except OSError:
+                pass  # the line is not reading: this frame is lost, as on a network
 
     def hang_up(self) -> None:
-        if self.transport is not None:
-            self.transport.close()
+        if self.open:
+            self.open = False
+            asyncio.get_running_loop().remove_reader(self.sock.fileno())
+            self.sock.close()
+
+
+ANCILLARY_BYTES = socket.CMSG_SPACE(TIMESPEC.size)
 
 
 @dataclass
@@ -84,8 +142,12 @@ class LoadResult:
     calls: int
     connected: int
     window_s: float
-    #: |interval − 20 ms| of every interval inside an utterance, in milliseconds.
+    #: |interval − 20 ms| of every interval inside an utterance, in milliseconds, by
+    #: the kernel's arrival stamps and by the callers' read times.
     jitter_ms: list[float] = field(default_factory=list)
+    read_jitter_ms: list[float] = field(default_factory=list)
+    #: Frames whose kernel stamp was lost to TCP merging them with the next (read late).
+    merged: int = 0
     frames: int = 0
     missed_slots: int = 0
     odd_frames: int = 0
@@ -130,9 +192,10 @@ async def run_load(*, http_url: str, audiosocket: tuple[str, int], secret: str,
             return  # not answered in time: the call counts as not connected
         if not identifier:
             return
-        probe = CallProbe(uuid.UUID(identifier))
-        await loop.create_connection(lambda: probe, *audiosocket)
-        probes.append(probe)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        await loop.sock_connect(sock, audiosocket)
+        probes.append(CallProbe(uuid.UUID(identifier), sock))
 
     ticker = asyncio.create_task(tick())
     connector = aiohttp.TCPConnector(limit=64)
@@ -140,9 +203,9 @@ async def run_load(*, http_url: str, audiosocket: tuple[str, int], secret: str,
                                      timeout=aiohttp.ClientTimeout(total=20)) as http:
         await asyncio.gather(*(ring(index, http) for index in range(calls)))
     on_window()
-    window_start = time.perf_counter()
+    window_start = time.time()  # the kernel's stamps are on the same clock
     await asyncio.sleep(window_s)
-    window_end = time.perf_counter()
+    window_end = time.time()
     on_window()
     stop_ticking.set()
     await ticker
@@ -155,20 +218,31 @@ async def run_load(*, http_url: str, audiosocket: tuple[str, int], secret: str,
 
 
 def _measure(probe: CallProbe, start: float, end: float, result: LoadResult) -> None:
-    arrivals = [t for t in probe.arrivals if start <= t <= end]
+    window = [index for index, t in enumerate(probe.arrivals) if start <= t <= end]
+    arrivals = [probe.arrivals[index] for index in window]
     result.frames += len(arrivals)
     result.odd_frames += probe.odd_frames
     result.faults += probe.fault is not None
     result.ended_early += probe.ended_by_line
+    result.merged += probe.merged
+    result.missed_slots += _pacing(arrivals, result.jitter_ms)
+    _pacing([probe.reads[index] for index in window], result.read_jitter_ms)
+
+
+def _pacing(times: list[float], jitter_ms: list[float]) -> int:
+    """Adds |interval − 20 ms| of each interval inside an utterance to ``jitter_ms``;
+    returns the 20 ms slots inside the utterances that went without a frame."""
+    missed = 0
     first = 0
-    for index in range(1, len(arrivals) + 1):
-        if index < len(arrivals):
-            interval = arrivals[index] - arrivals[index - 1]
+    for index in range(1, len(times) + 1):
+        if index < len(times):
+            interval = times[index] - times[index - 1]
             if interval <= UTTERANCE_GAP_S:
-                result.jitter_ms.append(abs(interval - FRAME_S) * 1000)
+                jitter_ms.append(abs(interval - FRAME_S) * 1000)
                 continue
         # One utterance ends: every 20 ms slot from its first frame to its last should
         # hold a frame (frames read together still count for their own slots).
-        span = arrivals[index - 1] - arrivals[first]
-        result.missed_slots += max(0, round(span / FRAME_S) + 1 - (index - first))
+        span = times[index - 1] - times[first]
+        missed += max(0, round(span / FRAME_S) + 1 - (index - first))
         first = index
+    return missed

@@ -28,6 +28,7 @@ import sniffio
 from anyio.abc import ByteStream, SocketAttribute, SocketListener, SocketStream
 
 from adapters.voice.frame_stream import serve_frame_streams
+from adapters.voice.pacing import frame_ticker
 from adapters.voice.transport import CallTransport, TransportBroken, pull_audio
 from core.audiosocket import (
     AudioReceived,
@@ -138,16 +139,41 @@ class AudioSocketTransport:
             await self._read()
 
     async def relay(self, on_audio: Callable[[bytes], None]) -> None:
-        """``relay_audio`` for this connection. On a frame stream the caller's audio goes
-        to ``on_audio`` from the stream's read callback, without waking a task per
-        frame; anything else (a hangup, an error, a broken protocol) ends the hand-over
-        and is taken as ``receive`` takes it."""
+        """``relay_audio`` for this connection. On a frame stream each chunk is parsed in
+        the stream's read callback, without waking a task per frame, and the caller's
+        audio goes to ``on_audio`` at the next ring of the shared ticker, after every
+        call's frame has gone out: read callbacks stay short, so a burst of them never
+        holds a tick up. Anything but audio (a hangup, an error, a broken protocol)
+        ends the hand-over, after the audio before it was given, and is taken as
+        ``receive`` takes it."""
         hand_over = getattr(self.stream, "hand_over", None)
         if hand_over is None:
             await pull_audio(self, on_audio)
             return
+        ticker = frame_ticker()
         stopped = anyio.Event()
         failure: list[BaseException] = []
+        held: list[bytes] = []  # audio read since the last ring
+
+        def hold(pcm: bytes) -> None:
+            if not held:
+                ticker.defer(give)
+            held.append(pcm)
+
+        def give() -> None:
+            audio = held.copy()
+            held.clear()
+            try:
+                for pcm in audio:
+                    on_audio(pcm)
+            except BaseException as exc:  # the session's own fault: raised in its task
+                failure.append(exc)
+                stop()
+
+        def stop() -> None:
+            if not stopped.is_set():
+                hand_over(None)
+                stopped.set()
 
         def take(data: bytes) -> None:
             if stopped.is_set():
@@ -157,12 +183,12 @@ class AudioSocketTransport:
                 # a close (a hangup) from a reset (a broken connection).
                 if data:
                     self._parse(data)
-                    if self._fault is None and self._give_audio(on_audio):
+                    if self._fault is None and self._give_audio(hold):
                         return
-            except BaseException as exc:  # the session's own fault: raised in its task
+            except BaseException as exc:
                 failure.append(exc)
-            hand_over(None)
-            stopped.set()
+            give()
+            stop()
 
         if self._give_audio(on_audio):
             for data in hand_over(take):
@@ -171,6 +197,7 @@ class AudioSocketTransport:
                 await stopped.wait()
             finally:
                 if not stopped.is_set():  # the call ended first
+                    held.clear()
                     hand_over(None)
         if failure:
             raise failure[0]

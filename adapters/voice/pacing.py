@@ -19,7 +19,13 @@ The rules of the grid:
 * a ring later than its whole slot rings the slot it finds itself in: the slots
   in between go without frames, and nothing bursts to catch up;
 * the timer runs only while some member has frames waiting (``on_tick`` says so,
-  and ``wake`` starts it again), so an idle process has no timer at all.
+  and ``wake`` starts it again) or work was deferred to it, so an idle process has
+  no timer at all.
+
+``defer`` runs work at the next ring after every member's frame has gone out: the
+caller audio read in the connections' read callbacks (``audiosocket.py``) is handed
+to the sessions there, so the read callbacks stay short and a burst of them does not
+hold the ring up, and the frames go out before the work of the tick.
 
 Members must not raise from ``on_tick`` (a player keeps its failure for its own
 task); a member that does anyway is logged and left out of the rest of the ring, so
@@ -76,6 +82,7 @@ class FrameTicker:
         self._timer: asyncio.TimerHandle | None = None
         self._wanted: anyio.Event | None = None  # what ``drive`` waits on, off asyncio
         self._wanted_now = False
+        self._deferred: list[Callable[[], None]] = []
         #: The number of the slot rung last (its time is ``slot * FRAME_SECONDS``).
         self.slot = -1
         #: Rings so far, and the slots that went without a ring (the process was busy).
@@ -106,6 +113,12 @@ class FrameTicker:
             slot = self._next_slot()
             self._timer = self._loop.call_at(slot * FRAME_SECONDS, self._ring, slot)
 
+    def defer(self, work: Callable[[], None]) -> None:
+        """Run ``work`` at the next ring, once every member's frame has gone out (work
+        that can wait a tick: caller audio read in a callback)."""
+        self._deferred.append(work)
+        self.wake()
+
     def _next_slot(self) -> int:
         # Never a slot rung already, even if the clock reads a little short of it.
         return max(math.floor(self.clock() / FRAME_SECONDS) + 1, self.slot + 1)
@@ -113,7 +126,7 @@ class FrameTicker:
     def _ring(self, slot: int) -> None:
         self._timer = None
         busy = self.ring(slot)
-        if busy and self._loop is not None:
+        if busy and self._loop is not None and self._timer is None:
             self._timer = self._loop.call_at((self.slot + 1) * FRAME_SECONDS, self._ring,
                                              self.slot + 1)
 
@@ -139,6 +152,12 @@ class FrameTicker:
                 except Exception:
                     log.exception("a call's playback failed at its tick")
                     self.leave(member)
+            deferred, self._deferred = self._deferred, []
+            for work in deferred:
+                try:
+                    work()
+                except Exception:
+                    log.exception("work deferred to a tick failed")
         finally:
             sniffio.current_async_library_cvar.reset(token)
         return busy

@@ -11,9 +11,9 @@ call in a slot, nothing bursts to catch up, a slot missed while the process was 
 is skipped (the utterance stretches; no frame is lost). The line is quiet without a
 frame when nothing is queued.
 
-Producers ``await play(utterance, frame)``: it waits while ``QUEUE_FRAMES`` frames are
-queued (flow control, so memory stays small and a long answer is synthesised as it
-is played) and goes on once half have gone out. ``finished(u)`` queues an event
+Producers ``await play(utterance, frames)``: it waits while ``QUEUE_FRAMES`` frames
+are queued (flow control, so memory stays small and a long answer is synthesised as
+it is played) and goes on once half have gone out. ``finished(u)`` queues an event
 that the player's task sets when the frames queued before it have gone out: it
 first tells the transport (``end_of_speech``: the carrier marks the point and waits
 for the mark to come back), and the next utterance's frames wait for it. ``stop``
@@ -41,8 +41,9 @@ from adapters.voice.transport import FRAME_BYTES, CallTransport
 
 __all__ = ["QUEUE_FRAMES", "Framer", "Player"]
 
-#: Frames queued ahead per call at most (0.5 s): ``play`` waits beyond this.
-QUEUE_FRAMES = 25
+#: Frames queued ahead per call at most (1 s): ``play`` waits beyond this, and goes
+#: on once half have gone out.
+QUEUE_FRAMES = 50
 
 
 class Framer:
@@ -89,20 +90,33 @@ class Player:
 
     # -- what producers use
 
-    async def play(self, utterance: int, frame: bytes) -> None:
-        """Queue one frame; waits while ``QUEUE_FRAMES`` are queued. A frame whose
-        producer was waiting when ``stop`` came is dropped."""
+    @property
+    def frames_queued(self) -> int:
+        return self._frames_queued
+
+    async def play(self, utterance: int, frames: list[bytes]) -> bool:
+        """Queue ``frames``, waiting while ``QUEUE_FRAMES`` are queued. False when
+        ``stop`` came while it waited: the frames not yet queued are dropped."""
         generation = self._generation
-        while self._frames_queued >= QUEUE_FRAMES:
-            if self._room is None:
-                self._room = anyio.Event()
-            await self._room.wait()
-            if generation != self._generation:
-                return
-        self._queue.append((utterance, frame))
-        self._frames_queued += 1
-        if len(self._queue) == 1 and self._ticker is not None:
-            self._ticker.wake()
+        queue = self._queue
+        start = 0
+        while start < len(frames):
+            room = QUEUE_FRAMES - self._frames_queued
+            if room <= 0:
+                if self._room is None:
+                    self._room = anyio.Event()
+                await self._room.wait()
+                if generation != self._generation:
+                    return False
+                continue
+            taken = frames[start:start + room]
+            start += len(taken)
+            was_empty = not queue
+            queue.extend([(utterance, frame) for frame in taken])
+            self._frames_queued += len(taken)
+            if was_empty and self._ticker is not None:
+                self._ticker.wake()
+        return True
 
     def finished(self, utterance: int) -> anyio.Event:
         """An event set once everything queued so far for ``utterance`` has been sent

@@ -85,8 +85,6 @@ MAX_RECORDING_LAG_BYTES = 5 * LINE_RATE * 2
 #: Time left to send our hangup once the call is over.
 HANG_UP_SECONDS = 2.0
 
-_QUIET = CallerAudio()
-
 
 class CallAgent(Protocol):
     """The agent on a call, as the app provides it."""
@@ -268,9 +266,12 @@ class _CallSession:
             self.preroll_bytes += len(audio)
             while self.preroll_bytes - len(self.preroll[0]) >= self.preroll_limit:
                 self.preroll_bytes -= len(self.preroll.popleft())
+        if not events:
+            self.conversation.hear_quiet(self.clock())  # no action, no earlier deadline
+            return
         self._feed(CallerAudio(bool(events & VoiceEvent.SPEECH_START),
                                bool(events & VoiceEvent.SPEECH_END),
-                               bool(events & VoiceEvent.BARGE_IN)) if events else _QUIET)
+                               bool(events & VoiceEvent.BARGE_IN)))
 
     # -- recording
 
@@ -376,16 +377,16 @@ class _CallSession:
                 async for chunk in chunks:
                     if utterance in self.muted:
                         return True
-                    for frame in framer.feed(to_line.process(chunk) if to_line else chunk):
-                        await self.player.play(utterance, frame)  # waits while the queue is full
-                        if utterance in self.muted:
-                            return True
+                    frames = framer.feed(to_line.process(chunk) if to_line else chunk)
+                    # Waits while the call's queue is full; False once stopped.
+                    if not await self.player.play(utterance, frames):
+                        return True
         except Exception:
             log.warning("synthesis unavailable", exc_info=True)
             return False
         last = framer.flush()
         if last is not None and utterance not in self.muted:
-            await self.player.play(utterance, last)
+            await self.player.play(utterance, [last])
         return True
 
     async def _transcribe(self, request: int, audio: bytes) -> None:

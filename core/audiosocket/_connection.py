@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 
 from ..errors import LocalProtocolError, RemoteProtocolError
-from ._events import Event, HangupReceived, SendAudio, SendHangup
+from ._events import AudioReceived, Event, HangupReceived, SendAudio, SendHangup
 from ._reader import FrameError, decode_payload
 from ._wire import AUDIO_FRAME_BYTES, Kind, encode_frame, take_frame
 
@@ -64,6 +64,7 @@ _INBOUND: dict[tuple[ConnectionState, int], ConnectionState] = {
 }
 
 _KNOWN_KINDS = frozenset(Kind)
+_AUDIO = int(Kind.AUDIO)
 
 # (state, outbound event type) -> next state. A missing pair is our own misuse.
 _OUTBOUND: dict[tuple[ConnectionState, type], ConnectionState] = {
@@ -86,7 +87,7 @@ class AudioSocketConnection:
         self._state = ConnectionState.AWAITING_IDENTIFIER
         self._buffer = bytearray()
         self._events: list[Event] = []
-        self._outgoing = bytearray()
+        self._outgoing: list[bytes] = []
         self._error: RemoteProtocolError | None = None
 
     @property
@@ -118,20 +119,25 @@ class AudioSocketConnection:
     def send(self, event: SendAudio | SendHangup) -> None:
         """Queue one outbound event; raises ``LocalProtocolError`` when the state does
         not allow it (audio before the identifier, anything after our hangup)."""
+        if type(event) is SendAudio and self._state is ConnectionState.OPEN:
+            # The common case, every 20 ms of a call: (OPEN, SendAudio) stays OPEN.
+            self._outgoing.append(encode_frame(Kind.AUDIO, _checked_audio(event.pcm)))
+            return
         target = _OUTBOUND.get((self._state, type(event)))
         if target is None:
             raise LocalProtocolError(
                 f"cannot send {type(event).__name__} in state {self._state.name}"
             )
         if isinstance(event, SendAudio):
-            self._outgoing += encode_frame(Kind.AUDIO, _checked_audio(event.pcm))
+            self._outgoing.append(encode_frame(Kind.AUDIO, _checked_audio(event.pcm)))
         else:
-            self._outgoing += encode_frame(Kind.HANGUP)
+            self._outgoing.append(encode_frame(Kind.HANGUP))
         self._state = target
 
     def data_to_send(self) -> bytes:
         """Return and forget the bytes to write to the socket."""
-        data, self._outgoing = bytes(self._outgoing), bytearray()
+        data = b"".join(self._outgoing)  # one frame: the frame itself, not a copy
+        self._outgoing.clear()
         return data
 
     def _next_frame(self) -> tuple[int, bytes] | None:
@@ -141,6 +147,13 @@ class AudioSocketConnection:
             raise self._fail(str(exc)) from None
 
     def _handle_frame(self, kind: int, payload: bytes) -> None:
+        state = self._state
+        if (kind == _AUDIO and (state is _S.OPEN or state is _S.HANGING_UP)
+                and not len(payload) % 2):
+            # The common case, every 20 ms of a call: whole-sample audio where the
+            # tables below allow it, which changes no state.
+            self._events.append(AudioReceived(pcm=payload))
+            return
         # Order before content: a well-formed frame at the wrong time is named as such.
         target = _INBOUND.get((self._state, kind))
         if target is None and kind in _KNOWN_KINDS:
@@ -173,7 +186,7 @@ class AudioSocketConnection:
         """Record the peer's fault and decide the reaction: hang up a call that was
         introduced, close silently otherwise."""
         if self._state in (ConnectionState.OPEN, ConnectionState.PEER_HUNG_UP):
-            self._outgoing += encode_frame(Kind.HANGUP)
+            self._outgoing.append(encode_frame(Kind.HANGUP))
             reaction = Reaction.HANG_UP
         else:
             reaction = Reaction.CLOSE_SILENTLY

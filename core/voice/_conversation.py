@@ -147,6 +147,14 @@ class CallConversation:
             self._phase = handler(self, given, now)
         return self._take_actions()
 
+    def hear_quiet(self, now: float) -> None:
+        """``handle(CallerAudio(), now)`` for caller audio in which the detector found
+        nothing — most of a call's 50 frames a second. No phase acts on such audio,
+        so it causes no action and no change of phase, and the deadline only moves
+        later: all it does is count as audio from the peer."""
+        if self._phase is not Phase.ENDED:
+            self._last_audio_at, self._heard_audio = now, True
+
     def handle_timer(self, now: float) -> list[Action]:
         """Apply the passing of time up to ``now``."""
         if self._phase is Phase.ENDED:

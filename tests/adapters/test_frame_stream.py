@@ -5,8 +5,13 @@ and the peer's close is the end of the stream."""
 from __future__ import annotations
 
 import contextlib
+import socket
+import struct
+import uuid
+from collections.abc import AsyncIterator
 
 import anyio
+import anyio.abc
 import pytest
 
 from adapters.voice.frame_stream import READ_BUFFER_LIMIT, FrameStream, serve_frame_streams
@@ -82,47 +87,76 @@ async def test_writes_reach_the_peer_whole_and_the_stream_ends_when_the_peer_clo
     assert bytes(heard) == bytes(320) + bytes([1]) * 320 + bytes([2]) * 320
 
 
-@pytest.mark.parametrize("reset", [False, True])
-async def test_relayed_caller_audio_then_a_close_is_a_hangup_and_a_reset_a_broken_connection(
-        reset):
-    import socket
-    import struct
-    import uuid
+AUDIOSOCKET_HEADER = struct.Struct(">BH")
 
-    from adapters.voice.audiosocket import AudioSocketTransport
-    from adapters.voice.transport import TransportBroken, relay_audio
-    from core.audiosocket import AudioSocketConnection
 
-    header = struct.Struct(">BH")
-    heard: list[bytes] = []
-    ending: list[str] = []
-    done = anyio.Event()
+class RelayedCall:
+    """The peer of one AudioSocket call whose caller audio is relayed into ``heard``;
+    ``ending`` says how the relay ended and how much had been heard by then."""
 
-    async def handle(stream: FrameStream) -> None:
+    def __init__(self) -> None:
+        self.heard: list[bytes] = []
+        self.ending: list[str] = []
+        self.done = anyio.Event()
+        self.peer: anyio.abc.SocketStream | None = None
+
+    async def handle(self, stream: FrameStream) -> None:
+        from adapters.voice.audiosocket import AudioSocketTransport
+        from adapters.voice.transport import TransportBroken, relay_audio
+        from core.audiosocket import AudioSocketConnection
+
         connection = AudioSocketConnection()
         connection.receive_data(await stream.receive())  # the identifier, maybe audio
         transport = AudioSocketTransport(stream, connection, connection.events_received()[1:])
         try:
-            await relay_audio(transport, heard.append)
-            ending.append("hung up")
+            await relay_audio(transport, self.heard.append)
+            self.ending.append(f"hung up after {len(self.heard)} frames")
         except TransportBroken:
-            ending.append("broken")
+            self.ending.append(f"broken after {len(self.heard)} frames")
         finally:
             await stream.aclose()
-            done.set()
+            self.done.set()
 
+
+@contextlib.asynccontextmanager
+async def relayed_call() -> AsyncIterator[RelayedCall]:
+    call = RelayedCall()
     with anyio.fail_after(20):
-        async with serving(handle) as port:
-            peer = await anyio.connect_tcp("127.0.0.1", port)
-            await peer.send(header.pack(0x01, 16) + uuid.uuid4().bytes)
-            for n in range(3):
-                await peer.send(header.pack(0x10, 320) + bytes([n]) * 320)
-            while len(heard) < 3:
-                await anyio.sleep(0.01)
-            if reset:  # SO_LINGER 0: the close sends a reset
-                raw = peer.extra(anyio.abc.SocketAttribute.raw_socket)
-                raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            await peer.aclose()
-            await done.wait()
-    assert heard == [bytes([n]) * 320 for n in range(3)]
-    assert ending == ["broken" if reset else "hung up"]
+        async with serving(call.handle) as port:
+            call.peer = await anyio.connect_tcp("127.0.0.1", port)
+            await call.peer.send(AUDIOSOCKET_HEADER.pack(0x01, 16) + uuid.uuid4().bytes)
+            yield call
+
+
+def audio_frame(number: int) -> bytes:
+    return AUDIOSOCKET_HEADER.pack(0x10, 320) + bytes([number]) * 320
+
+
+@pytest.mark.parametrize("reset", [False, True])
+async def test_relayed_caller_audio_then_a_close_is_a_hangup_and_a_reset_a_broken_connection(
+        reset):
+    async with relayed_call() as call:
+        for n in range(3):
+            await call.peer.send(audio_frame(n))
+        while len(call.heard) < 3:
+            await anyio.sleep(0.01)
+        if reset:  # SO_LINGER 0: the close sends a reset
+            raw = call.peer.extra(anyio.abc.SocketAttribute.raw_socket)
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        await call.peer.aclose()
+        await call.done.wait()
+    assert call.heard == [bytes([n]) * 320 for n in range(3)]
+    assert call.ending == ["broken after 3 frames" if reset else "hung up after 3 frames"]
+
+
+async def test_relayed_caller_audio_comes_before_the_hangup_that_follows_it():
+    """Audio is handed over at the shared ticker's next ring; a hangup read with it
+    still comes after all of it."""
+    async with relayed_call() as call:
+        await anyio.sleep(0.05)  # the identifier read alone, the hand-over begun
+        await call.peer.send(b"".join(audio_frame(n) for n in range(5))
+                             + AUDIOSOCKET_HEADER.pack(0x00, 0))
+        await call.done.wait()
+        await call.peer.aclose()
+    assert call.heard == [bytes([n]) * 320 for n in range(5)]
+    assert call.ending == ["hung up after 5 frames"]

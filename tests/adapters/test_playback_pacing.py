@@ -79,8 +79,7 @@ async def running(*players: Player) -> AsyncIterator[TaskGroup]:
 
 
 async def play_all(player: Player, utterance: int, frames: list[bytes]) -> None:
-    for pcm in frames:
-        await player.play(utterance, pcm)
+    assert await player.play(utterance, frames)
     await player.finished(utterance).wait()
 
 
@@ -128,25 +127,21 @@ async def test_a_full_queue_makes_the_producer_wait_until_frames_go_out():
     log: list = []
     sent: list[int] = []
     player = Player(SlotTransport("a", log), lambda u, f: sent.append(u))
-    queued = 0
+    frames = [frame(number) for number in range(QUEUE_FRAMES + 5)]
     played = anyio.Event()
 
     async def produce() -> None:
-        nonlocal queued
-        for number in range(QUEUE_FRAMES + 5):
-            await player.play(1, frame(number))
-            queued += 1
-        await player.finished(1).wait()
+        await play_all(player, 1, frames)
         played.set()
 
     async with running() as tasks:
         tasks.start_soon(produce)
         await anyio.wait_all_tasks_blocked()
-        assert queued == QUEUE_FRAMES  # waiting: nothing plays yet
+        assert player.frames_queued == QUEUE_FRAMES  # waiting: nothing plays yet
         tasks.start_soon(player.run)
         await played.wait()
-    assert [pcm for _, pcm in frames_of(log, "a")] == [frame(n) for n in range(QUEUE_FRAMES + 5)]
-    assert sent == [1] * (QUEUE_FRAMES + 5)
+    assert [pcm for _, pcm in frames_of(log, "a")] == frames
+    assert sent == [1] * len(frames)
 
 
 async def test_stop_drops_queued_frames_at_once_and_releases_a_waiting_producer():
@@ -157,12 +152,11 @@ async def test_stop_drops_queued_frames_at_once_and_releases_a_waiting_producer(
             player.stop()  # from inside a tick, as the session does on caller audio
 
     player = Player(SlotTransport("a", log), barge_in_after_the_third_frame)
-    producer_done = anyio.Event()
+    producer_stopped = anyio.Event()
 
     async def produce() -> None:
-        for number in range(QUEUE_FRAMES + 10):
-            await player.play(1, frame(number))
-        producer_done.set()
+        if not await player.play(1, [frame(number) for number in range(QUEUE_FRAMES + 10)]):
+            producer_stopped.set()
 
     async with running() as tasks:
         tasks.start_soon(produce)
@@ -170,8 +164,8 @@ async def test_stop_drops_queued_frames_at_once_and_releases_a_waiting_producer(
         finished = player.finished(1)
         tasks.start_soon(player.run)
         await finished.wait()  # set by the stop, not by the frames
-        await producer_done.wait()  # its waiting frame was dropped, the rest queued on
-        player.stop()
+        await producer_stopped.wait()  # told, and the frames it held dropped
+        assert player.frames_queued == 0
         await play_all(player, 2, [frame(100)])  # the next answer plays normally
     assert [pcm for _, pcm in frames_of(log, "a")] == [frame(0), frame(1), frame(2), frame(100)]
 
@@ -212,6 +206,6 @@ async def test_a_broken_connection_is_raised_by_the_players_task(writes_at_once)
     transport = SlotTransport("a", log, writes_at_once)
     transport.broken = True
     player = Player(transport, lambda u, f: None)
-    await player.play(1, frame(1))
+    await player.play(1, [frame(1)])
     with anyio.fail_after(5), pytest.raises(TransportBroken):
         await player.run()

@@ -3,6 +3,8 @@ call", "Speech dials for calls", "Limits")."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -313,3 +315,25 @@ def test_any_inputs_keep_the_rules_of_a_call(dials, steps):
         if ends:
             ended = True
             assert call.phase is Phase.ENDED and call.ending == ends[0]
+
+
+@settings(max_examples=200)
+@given(steps=st.lists(st.tuples(inputs(), st.floats(0.0, 3.0)), max_size=40),
+       later=st.floats(0.0, 3.0))
+def test_hearing_quiet_is_quiet_audio_handled_in_any_phase(steps, later):
+    call = CallConversation("Hello.", PhoneDials())
+    now = 0.0
+    call.start(now)
+    for given_input, step in steps:
+        now += step
+        if given_input == "timer":
+            call.handle_timer(now)
+        else:
+            call.handle(given_input, now)
+    handled = copy.deepcopy(call)
+    deadline = call.deadline
+    assert handled.handle(QUIET, now + later) == []
+    call.hear_quiet(now + later)
+    assert vars(call) == vars(handled)
+    if deadline is not None:
+        assert call.deadline >= deadline  # it only moves later
