@@ -4,7 +4,8 @@ Every ``/v1`` request needs the user its key acts as; a database round trip per
 request for that was the largest cost left on the passthrough path. The cache holds
 what a lookup returned, by key fingerprint, and is trusted only while
 ``app.services.auth_changes`` says the database's change notices reach this process
-(``live``): from the moment they might not, nothing is kept and every lookup goes to
+(``live``, renewed by ``vouch`` each time the process hears a notice of its own): from
+the moment they might not, nothing is answered from memory and every lookup goes to
 the database. Any change to keys or accounts drops everything (such changes are rare;
 working out which entries a role change touches is not worth the risk).
 
@@ -18,6 +19,7 @@ a change notice were somehow missed.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,19 +46,23 @@ class IdentityCache(Generic[T]):
         self.max_age = max_age
         self._clock = clock
         self._entries: dict[str, _Entry[T]] = {}
-        self._live = False
+        #: until when (monotonic clock) change notices are known to reach the process
+        self._vouched_until = -math.inf
         #: how many times the cache was dropped; see ``put``
         self.generation = 0
 
     @property
     def live(self) -> bool:
-        return self._live
+        """Whether what is kept may be answered from: notices are known to arrive."""
+        return self._clock() < self._vouched_until
 
-    @live.setter
-    def live(self, value: bool) -> None:
-        """Change notices start (True) or may have stopped (False) reaching the
-        process: either way, what was kept can no longer be vouched for."""
-        self._live = value
+    def vouch(self, seconds: float) -> None:
+        """Notices were just heard to arrive: trust the cache ``seconds`` longer."""
+        self._vouched_until = self._clock() + seconds
+
+    def withdraw(self) -> None:
+        """Notices may have stopped arriving: drop everything and trust nothing."""
+        self._vouched_until = -math.inf
         self.clear()
 
     def clear(self) -> None:
@@ -66,7 +72,7 @@ class IdentityCache(Generic[T]):
     def get(self, fingerprint: str, now: dt.datetime) -> T | None:
         """The identity kept for ``fingerprint``, or None: ask the database."""
         entry = self._entries.get(fingerprint)
-        if entry is None:
+        if entry is None or not self.live:
             return None
         if entry.stale_at <= self._clock() or (
                 entry.expires_at is not None and entry.expires_at <= now):
@@ -78,7 +84,7 @@ class IdentityCache(Generic[T]):
             generation: int) -> None:
         """Keep what a lookup begun at ``generation`` found, unless the cache was
         dropped meanwhile or is not live."""
-        if not self._live or generation != self.generation:
+        if not self.live or generation != self.generation:
             return
         if len(self._entries) >= self.max_entries:
             del self._entries[next(iter(self._entries))]  # the oldest kept

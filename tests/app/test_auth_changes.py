@@ -192,10 +192,14 @@ async def test_without_listening_every_lookup_goes_to_the_database(services):
 
 
 class Deaf(AuthChanges):
-    """A connection whose notices never come back, as behind a transaction pooler."""
+    """A connection whose notices stop coming back (at once unless told otherwise),
+    as behind a transaction pooler or over a connection that died without a word."""
+
+    deaf = True
 
     def _on_ack(self, *notice) -> None:
-        pass
+        if not self.deaf:
+            AuthChanges._on_ack(self, *notice)
 
 
 async def test_a_connection_that_does_not_hear_its_own_notice_is_not_trusted(
@@ -211,3 +215,30 @@ async def test_a_connection_that_does_not_hear_its_own_notice_is_not_trusted(
         assert await keys.identify(value) is not None and len(changes.cache) == 0
     finally:
         await changes.stop()
+
+
+async def test_a_listener_that_stops_hearing_itself_stops_trusting_its_cache(
+        services, database):
+    class Deafening(Deaf):
+        deaf = False
+
+    row = await services.accounts.create("ada@example.org", "correct horse battery staple")
+    _, value = await services.api_keys.mint(Identity.from_row(row), "laptop", None)
+    async with listening_process(services, database, Deafening) as process:
+        await process.keys.identify(value)
+        assert process.cache.live and len(process.cache) == 1
+        process.changes.deaf = True
+        await until(lambda: not process.cache.live)
+        assert len(process.cache) == 0
+
+
+async def test_a_revocation_by_a_process_not_listening_still_waits_for_the_others(
+        services, database):
+    idle = Process(AuthChanges(IdentityCache()), None, None)  # never started
+    idle.keys = ApiKeys(services.audit, idle.changes)
+    async with listening_process(services, database, SlowToHear) as slow:
+        owner, value = await minted(idle, services, "ada@example.org")
+        assert await slow.keys.identify(value) is not None
+        key_id = (await idle.keys.list_for(owner.account_id))[0]["id"]
+        await idle.keys.revoke(owner, key_id)
+        assert await slow.keys.identify(value) is None

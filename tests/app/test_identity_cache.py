@@ -17,7 +17,7 @@ class Clock:
 
 def live_cache(**options) -> IdentityCache[str]:
     cache: IdentityCache[str] = IdentityCache(**options)
-    cache.live = True
+    cache.vouch(3600)
     return cache
 
 
@@ -38,10 +38,24 @@ def test_a_kept_identity_is_answered_until_the_cache_is_dropped():
 def test_losing_the_notices_drops_everything_kept():
     cache = live_cache()
     cache.put("fp", "ada", None, cache.generation)
-    cache.live = False
+    cache.withdraw()
     assert cache.get("fp", NOW) is None
-    cache.live = True
+    cache.vouch(3600)
     assert cache.get("fp", NOW) is None
+
+
+def test_nothing_is_answered_once_the_last_vouch_has_lapsed():
+    clock = Clock()
+    cache = live_cache(clock=clock)
+    cache.vouch(1.5)
+    cache.put("fp", "ada", None, cache.generation)
+    clock.now += 1.4
+    assert cache.get("fp", NOW) == "ada"
+    clock.now += 0.1
+    assert not cache.live and cache.get("fp", NOW) is None
+    cache.put("other", "bob", None, cache.generation)  # not kept while unvouched
+    cache.vouch(1.5)  # heard again: every notice before it was handled
+    assert cache.get("fp", NOW) == "ada" and cache.get("other", NOW) is None
 
 
 def test_a_lookup_that_began_before_a_drop_does_not_put_its_answer_back():
@@ -63,6 +77,7 @@ def test_an_expired_key_is_not_answered_from_memory():
 def test_entries_age_out_even_without_a_notice():
     clock = Clock()
     cache = live_cache(max_age=60.0, clock=clock)
+    cache.vouch(3600)
     cache.put("fp", "ada", None, cache.generation)
     clock.now += 59.9
     assert cache.get("fp", NOW) == "ada"
