@@ -162,6 +162,7 @@ class ProviderClient(LazySession):
         by this process.
         """
         asking = asking_usage(body) if count_usage else None
+        refused = False
         async with AsyncExitStack() as stack:
             response = None
             if asking is not None and upstream.base_url not in self._refuse_stream_options:
@@ -171,11 +172,15 @@ class ProviderClient(LazySession):
                 except UpstreamStatusError as error:
                     if error.status not in (400, 422) or "stream_options" not in error.message:
                         raise
-                    self._refuse_stream_options.add(upstream.base_url)
+                    refused = True
             hide_usage = response is not None
             if response is None:
                 response = await stack.enter_async_context(
                     self._event_stream(upstream, body, timeouts))
+                if refused and "stream_options" not in body:
+                    # Only our own option was refused (the caller sent none, and
+                    # without it the upstream answered): never add it there again.
+                    self._refuse_stream_options.add(upstream.base_url)
             yield RawRelay(response, upstream.label, self._max_event_bytes,
                            hide_usage=hide_usage)
 

@@ -71,9 +71,6 @@ def decode_chat_event(event: ServerSentEvent) -> dict[str, Any] | _Done:
 # tokens of a stream whose client did not ask, the request asks on its behalf and that
 # chunk is left out of what the client receives.
 
-_EMPTY_CHOICES = ('"choices":[]', '"choices": []')
-
-
 def usage_asked(body: Mapping[str, Any]) -> bool:
     """Whether the request asks its stream to end with a usage chunk."""
     options = body.get("stream_options")
@@ -81,25 +78,27 @@ def usage_asked(body: Mapping[str, Any]) -> bool:
 
 
 def asking_usage(body: Mapping[str, Any]) -> dict[str, Any] | None:
-    """``body`` asking for the usage chunk; None when it asks already or its
-    ``stream_options`` is not an object (then it is forwarded as it is)."""
+    """``body`` asking for the usage chunk; None when it asks already, or says
+    something else than "no" about it, or its ``stream_options`` is not an object
+    (then it is forwarded as it is, for the upstream to judge)."""
     options = body.get("stream_options", {})
-    if usage_asked(body) or not isinstance(options, dict):
+    if not isinstance(options, dict) or options.get("include_usage", False) not in (
+            False, None):
         return None
     return {**body, "stream_options": {**options, "include_usage": True}}
 
 
 def is_usage_chunk(event: ServerSentEvent) -> bool:
-    """The chunk that answers ``include_usage``: no choices, a usage object."""
+    """The chunk that answers ``include_usage``: a usage object and no choice."""
     data = event.data
-    if not (_EMPTY_CHOICES[0] in data or _EMPTY_CHOICES[1] in data):
-        return False  # every content chunk has a choice
+    if '"usage"' not in data or _NULL_USAGE[0] in data or _NULL_USAGE[1] in data:
+        return False  # the chunks before it carry "usage": null
     try:
         chunk = json.loads(data)
     except (ValueError, RecursionError):
         return False
-    return (isinstance(chunk, dict) and chunk.get("choices") == []
-            and isinstance(chunk.get("usage"), dict))
+    return (isinstance(chunk, dict) and isinstance(chunk.get("usage"), dict)
+            and not chunk.get("choices"))
 
 
 def upstream_error_message(body: bytes, status: int) -> str:

@@ -180,6 +180,19 @@ async def test_an_upstream_refusing_stream_options_is_asked_without_from_then_on
         True, False, False]
 
 
+async def test_a_callers_own_bad_stream_options_change_nothing_for_the_next_caller(
+        fake, client, upstream):
+    fake.behaviour = Behaviour(refuse_stream_options=True)
+    with pytest.raises(UpstreamStatusError):
+        async with client.relay(upstream, {**BODY, "stream_options": {"bogus": 1}},
+                                count_usage=True):
+            pass
+    fake.behaviour = Behaviour()  # the upstream takes stream_options again
+    async with client.relay(upstream, BODY, count_usage=True) as relay:
+        await collect(relay)
+    assert relay.usage is not None
+
+
 async def test_a_refusal_for_another_reason_is_the_callers(fake, client, upstream):
     fake.behaviour = Behaviour(status=400, error_message="messages must not be empty")
     with pytest.raises(UpstreamStatusError):

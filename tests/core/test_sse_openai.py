@@ -148,11 +148,16 @@ def test_usage_is_asked_for_only_when_the_request_did_not():
     asked = {"stream_options": {"include_usage": True}}
     assert usage_asked(asked) and asking_usage(asked) is None
     assert asking_usage({"stream_options": "odd"}) is None  # forwarded as it is
+    assert asking_usage({"stream_options": {"include_usage": "yes"}}) is None
+    for no in (False, None):
+        assert usage_asked(asking_usage({"stream_options": {"include_usage": no}}))
 
 
 @pytest.mark.parametrize("data, usage_chunk", [
     ('{"choices":[],"usage":{"total_tokens":3}}', True),
     ('{"id": "x", "choices": [], "usage": {"total_tokens": 3}}', True),
+    ('{"choices":[ ],"usage":{"total_tokens":3}}', True),
+    ('{"id":"x","usage":{"total_tokens":3}}', True),
     ('{"choices":[],"usage":null}', False),
     ('{"choices":[{"delta":{"content":"\\"choices\\":[]"}}],"usage":null}', False),
     ('{"choices":[{"delta":{}}],"usage":{"total_tokens":3}}', False),
