@@ -83,7 +83,10 @@ class BatchedStreamHandler(logging.StreamHandler):
 
     def _flush_often(self) -> None:
         while not self._closing.wait(self.FLUSH_SECONDS):
-            self.flush()
+            try:
+                self.flush()
+            except Exception:  # noqa: BLE001 - a full or closed stream: keep trying
+                self.handleError(logging.makeLogRecord({"msg": "log flush failed"}))
 
     def close(self) -> None:
         self._closing.set()
@@ -99,11 +102,14 @@ def configure_logging(level: str = "info", stream=None) -> None:
     except (AttributeError, OSError, io.UnsupportedOperation):  # not a file: as it is
         handler = logging.StreamHandler(stream)
     handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    for earlier in root.handlers:
+        if isinstance(earlier, BatchedStreamHandler):  # ours from before: end its thread
+            earlier.close()
     # What our lines never show, not worked out for each record (the logging docs'
     # "Optimization" section): the caller's source line, thread and process.
     logging._srcfile = None
     logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
-    root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     # The access line is ours; uvicorn's own would repeat it without the request id.

@@ -74,3 +74,27 @@ def test_the_time_of_a_line_is_utc_to_the_millisecond():
         entry.created = created
         expected = dt.datetime.fromtimestamp(created, dt.UTC).isoformat(timespec="milliseconds")
         assert json.loads(formatter.format(entry))["at"] == expected
+
+
+def test_a_failing_flush_does_not_end_the_background_flushing(tmp_path, monkeypatch):
+    path = tmp_path / "log"
+    with path.open("w") as out:
+        handler = BatchedStreamHandler(out)
+        handler.setFormatter(JsonFormatter())
+        monkeypatch.setattr(logging, "raiseExceptions", False)  # handleError stays quiet
+        failures = []
+        real_flush = handler.stream.flush
+
+        def flaky_flush():
+            if not failures:
+                failures.append(1)
+                raise BlockingIOError("stderr is full")
+            real_flush()
+
+        handler.stream.flush = flaky_flush
+        handler.handle(record(logging.INFO, "after a hiccup"))
+        deadline = time.monotonic() + 30
+        while not path.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert failures and [line["message"] for line in written(path)] == ["after a hiccup"]
+        handler.close()
