@@ -73,10 +73,11 @@ class TickMember(Protocol):
 class FrameTicker:
     """Rings a grid of ``FRAME_SECONDS`` slots while any member has frames waiting."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, driven: bool = False) -> None:
+        """``driven``: rung by ``drive`` in a task, as off asyncio, where it always is."""
         self.clock = loop_clock()
-        self._loop = (asyncio.get_running_loop()
-                      if sniffio.current_async_library() == "asyncio" else None)
+        on_asyncio = sniffio.current_async_library() == "asyncio"
+        self._loop = asyncio.get_running_loop() if on_asyncio and not driven else None
         self._members: dict[TickMember, None] = {}  # in the order they joined
         self._order: tuple[TickMember, ...] = ()
         self._timer: asyncio.TimerHandle | None = None

@@ -72,8 +72,10 @@ class Player:
     """Plays queued frames to ``transport`` every 20 ms while ``run`` runs.
     ``on_sent(utterance, frame)`` is called after each frame went out."""
 
-    def __init__(self, transport: CallTransport, on_sent: Callable[[int, bytes], None]) -> None:
+    def __init__(self, transport: CallTransport, on_sent: Callable[[int, bytes], None],
+                 ticker: FrameTicker | None = None) -> None:
         self._transport = transport
+        self._given_ticker = ticker  # else the event loop's (``frame_ticker``)
         self._on_sent = on_sent
         self._queue: deque[tuple[int, bytes | anyio.Event]] = deque()
         self._frames_queued = 0
@@ -190,7 +192,7 @@ class Player:
         """Play until cancelled. Raises what a send raised (``TransportBroken``)."""
         writer = getattr(self._transport, "frame_writer", None)
         self._write_now = writer() if writer is not None else None
-        ticker = self._ticker = frame_ticker()
+        ticker = self._ticker = self._given_ticker or frame_ticker()
         ticker.join(self)
         try:
             if ticker.needs_driver:

@@ -13,7 +13,7 @@ import anyio
 from anyio.abc import TaskGroup
 import pytest
 
-from adapters.voice.pacing import frame_ticker
+from adapters.voice.pacing import FrameTicker, frame_ticker
 from adapters.voice.playback import QUEUE_FRAMES, Player
 from adapters.voice.transport import TransportBroken
 
@@ -209,3 +209,18 @@ async def test_a_broken_connection_is_raised_by_the_players_task(writes_at_once)
     await player.play(1, [frame(1)])
     with anyio.fail_after(5), pytest.raises(TransportBroken):
         await player.run()
+
+
+@pytest.mark.parametrize("writes_at_once", [True, False])
+async def test_a_ticker_driven_by_a_task_paces_the_same_way(writes_at_once):
+    """Off asyncio each player's ticker is driven by a task of its own."""
+    log: list = []
+    ticker = FrameTicker(driven=True)
+    assert ticker.needs_driver
+    player = Player(SlotTransport("a", log, writes_at_once), lambda u, f: None, ticker)
+    async with running(player):
+        await play_all(player, 1, [frame(n) for n in range(5)])
+        await play_all(player, 2, [frame(9)])
+    assert [entry[0] if entry[0] == "end_of_speech" else entry[3] for entry in log] == [
+        *(frame(n) for n in range(5)), "end_of_speech", frame(9), "end_of_speech"]
+    assert ticker.rings >= 6
