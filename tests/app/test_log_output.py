@@ -1,5 +1,7 @@
 """The log's own output: JSON lines, batched into few writes, warnings at once."""
 
+import contextlib
+import datetime as dt
 import json
 import logging
 import time
@@ -11,77 +13,68 @@ def record(level: int, message: str) -> logging.LogRecord:
     return logging.LogRecord("svc.test", level, __file__, 1, message, None, None)
 
 
-def written(path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+def messages(path) -> list[str]:
+    return [json.loads(line)["message"] for line in path.read_text().splitlines()]
+
+
+@contextlib.contextmanager
+def batched(path, *, background: bool = False):
+    """A handler writing to ``path``; without ``background`` its flushing thread is
+    stopped at once, so the test decides when lines are flushed."""
+    with path.open("w") as out:
+        handler = BatchedStreamHandler(out)
+        handler.setFormatter(JsonFormatter())
+        if not background:
+            handler._closing.set()
+        try:
+            yield handler
+        finally:
+            handler.close()
+
+
+def until_written(path) -> None:
+    deadline = time.monotonic() + 30
+    while not path.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def test_info_lines_wait_in_the_buffer_until_flushed(tmp_path):
     path = tmp_path / "log"
-    with path.open("w") as out:
-        handler = BatchedStreamHandler(out)
-        handler.setFormatter(JsonFormatter())
-        handler._closing.set()  # no background flush: this test flushes by hand
+    with batched(path) as handler:
         handler.handle(record(logging.INFO, "first"))
         handler.handle(record(logging.INFO, "second"))
         assert path.read_text() == ""
         handler.flush()
-        assert [line["message"] for line in written(path)] == ["first", "second"]
-        handler.close()
+        assert messages(path) == ["first", "second"]
 
 
 def test_a_warning_is_written_at_once_with_what_waited_before_it(tmp_path):
     path = tmp_path / "log"
-    with path.open("w") as out:
-        handler = BatchedStreamHandler(out)
-        handler.setFormatter(JsonFormatter())
-        handler._closing.set()
+    with batched(path) as handler:
         handler.handle(record(logging.INFO, "before"))
         handler.handle(record(logging.WARNING, "careful"))
-        assert [line["message"] for line in written(path)] == ["before", "careful"]
-        handler.close()
+        assert messages(path) == ["before", "careful"]
 
 
 def test_the_background_flush_writes_waiting_lines_without_being_asked(tmp_path):
     path = tmp_path / "log"
-    with path.open("w") as out:
-        handler = BatchedStreamHandler(out)
-        handler.setFormatter(JsonFormatter())
+    with batched(path, background=True) as handler:
         handler.handle(record(logging.INFO, "later"))
-        deadline = time.monotonic() + 30
-        while not path.read_text() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert [line["message"] for line in written(path)] == ["later"]
-        handler.close()
+        until_written(path)
+        assert messages(path) == ["later"]
 
 
 def test_closing_writes_what_is_left(tmp_path):
     path = tmp_path / "log"
-    with path.open("w") as out:
-        handler = BatchedStreamHandler(out)
-        handler.setFormatter(JsonFormatter())
-        handler._closing.set()
+    with batched(path) as handler:
         handler.handle(record(logging.INFO, "last words"))
-        handler.close()
-        assert [line["message"] for line in written(path)] == ["last words"]
-
-
-def test_the_time_of_a_line_is_utc_to_the_millisecond():
-    import datetime as dt
-
-    formatter = JsonFormatter()
-    for created in (0.0, 1795000000.999, 1795000001.0005, 1795000001.5):
-        entry = record(logging.INFO, "x")
-        entry.created = created
-        expected = dt.datetime.fromtimestamp(created, dt.UTC).isoformat(timespec="milliseconds")
-        assert json.loads(formatter.format(entry))["at"] == expected
+    assert messages(path) == ["last words"]
 
 
 def test_a_failing_flush_does_not_end_the_background_flushing(tmp_path, monkeypatch):
     path = tmp_path / "log"
-    with path.open("w") as out:
-        handler = BatchedStreamHandler(out)
-        handler.setFormatter(JsonFormatter())
-        monkeypatch.setattr(logging, "raiseExceptions", False)  # handleError stays quiet
+    monkeypatch.setattr(logging, "raiseExceptions", False)  # handleError stays quiet
+    with batched(path, background=True) as handler:
         failures = []
         real_flush = handler.stream.flush
 
@@ -93,8 +86,14 @@ def test_a_failing_flush_does_not_end_the_background_flushing(tmp_path, monkeypa
 
         handler.stream.flush = flaky_flush
         handler.handle(record(logging.INFO, "after a hiccup"))
-        deadline = time.monotonic() + 30
-        while not path.read_text() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert failures and [line["message"] for line in written(path)] == ["after a hiccup"]
-        handler.close()
+        until_written(path)
+        assert failures and messages(path) == ["after a hiccup"]
+
+
+def test_the_time_of_a_line_is_utc_to_the_millisecond():
+    formatter = JsonFormatter()
+    for created in (0.0, 1795000000.999, 1795000001.0005, 1795000001.5):
+        entry = record(logging.INFO, "x")
+        entry.created = created
+        expected = dt.datetime.fromtimestamp(created, dt.UTC).isoformat(timespec="milliseconds")
+        assert json.loads(formatter.format(entry))["at"] == expected
