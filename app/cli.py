@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import contextlib
 import errno
-import gc
 import signal
 import socket
 import sys
@@ -108,15 +107,6 @@ def _exit_quietly(signum, frame) -> None:
     raise SystemExit(0)
 
 
-async def freeze_startup_heap(_) -> None:
-    """What the process built to start serving (modules, the application, its pools)
-    lives as long as the process: it is moved out of the cyclic garbage collector's
-    reach (``gc.freeze``). A full collection otherwise walks all of it, for 100 to
-    150 ms in which no call's audio is played (measured with 500 calls)."""
-    gc.collect()
-    gc.freeze()
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -147,7 +137,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         async def announce(_) -> None:
             print(f"svc is serving on http://{host}:{port}", flush=True)
 
-        app.after_start += freeze_startup_heap
         app.after_start += announce
         server = uvicorn.Server(uvicorn.Config(
             app, lifespan="on", log_config=None, access_log=False, http="httptools",

@@ -54,7 +54,7 @@ def main() -> None:
     import uvicorn
 
     from app import db
-    from app.cli import _listening_socket, freeze_startup_heap
+    from app.cli import _listening_socket
     from app.config import BootConfig
     from app.log_format import configure_logging
     from app.main import create_app, freeze_startup_objects
@@ -86,7 +86,6 @@ def main() -> None:
     async def announce(_) -> None:
         print("svc is serving", flush=True)
 
-    app.after_start += freeze_startup_heap  # as svc serve does
     app.after_start += announce
     sock = _listening_socket("127.0.0.1", args.port)
     server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_config=None,
