@@ -28,8 +28,9 @@ to the sessions there, so the read callbacks stay short and a burst of them does
 hold the ring up, and the frames go out before the work of the tick.
 
 Members must not raise from ``on_tick`` (a player keeps its failure for its own
-task); a member that does anyway is logged and left out of the rest of the ring, so
-one call's fault cannot stop the others' playback.
+task); a member that does anyway is logged, left out of the ring and told through its
+``tick_failed``, so one call's fault cannot stop the others' playback nor leave its own
+call waiting for ticks that no longer come.
 
 On an event loop other than asyncio (trio), each player gets a ticker of its own,
 driven by ``drive`` in a task, which sleeps towards the same grid.
@@ -69,6 +70,10 @@ class TickMember(Protocol):
         slots. Called from the ticker's timer callback, outside any task."""
         ...
 
+    def tick_failed(self, exc: Exception) -> None:
+        """``on_tick`` raised ``exc``; the member is no longer rung."""
+        ...
+
 
 class FrameTicker:
     """Rings a grid of ``FRAME_SECONDS`` slots while any member has frames waiting."""
@@ -96,6 +101,9 @@ class FrameTicker:
         return self._loop is None
 
     def join(self, member: TickMember) -> None:
+        if self.needs_driver and self._members:
+            # Each player runs ``drive`` for its ticker; two drivers would ring twice.
+            raise ValueError("a ticker rung by a task serves one member")
         self._members[member] = None
         self._order = tuple(self._members)
 
@@ -150,9 +158,10 @@ class FrameTicker:
                 try:
                     if member.on_tick():
                         busy = True
-                except Exception:
+                except Exception as exc:
                     log.exception("a call's playback failed at its tick")
                     self.leave(member)
+                    member.tick_failed(exc)
             deferred, self._deferred = self._deferred, []
             for work in deferred:
                 try:

@@ -83,7 +83,9 @@ class Player:
         self._work = anyio.Event()  # wakes the task: an end of speech, a frame to send
         self._ticker: FrameTicker | None = None
         self._write_now: Callable[[bytes], bool] | None = None
-        self._handed: tuple[int, bytes] | None = None  # for the task to send (awaiting)
+        #: for the task to send (a transport that sends by awaiting), with the
+        #: generation it was handed in: a ``stop`` since then drops it unsent
+        self._handed: tuple[int, int, bytes] | None = None
         self._failure: Exception | None = None  # met at a tick, raised by the task
         self._generation = 0  # moves on every stop
         #: Frames sent so far, and slots skipped because the peer was not keeping up.
@@ -158,7 +160,8 @@ class Player:
         self._frames_queued -= 1
         write = self._write_now
         if write is None:
-            self._handed = (utterance, frame)  # sent by the task; later slots wait for it
+            # Sent by the task; later slots wait for it.
+            self._handed = (self._generation, utterance, frame)
             self._work.set()
         else:
             try:
@@ -186,6 +189,10 @@ class Player:
         self._failure = exc
         self._work.set()
 
+    def tick_failed(self, exc: Exception) -> None:
+        """The ticker's word that ``on_tick`` raised: the task ends with it."""
+        self._fail(exc)
+
     # -- the player's task
 
     async def run(self) -> None:
@@ -196,14 +203,26 @@ class Player:
         ticker.join(self)
         try:
             if ticker.needs_driver:
-                async with anyio.create_task_group() as driving:
-                    driving.start_soon(ticker.drive)
-                    await self._serve()
+                await self._serve_driving(ticker)
             else:
                 await self._serve()
         finally:
             ticker.leave(self)
             self._ticker = None
+
+    async def _serve_driving(self, ticker: FrameTicker) -> None:
+        """``_serve`` beside the task ringing the ticker; a failure is raised as
+        itself, not inside an exception group."""
+        failure: Exception | None = None
+        async with anyio.create_task_group() as driving:
+            driving.start_soon(ticker.drive)
+            try:
+                await self._serve()
+            except Exception as exc:
+                failure = exc
+            driving.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
 
     async def _serve(self) -> None:
         queue = self._queue
@@ -212,10 +231,11 @@ class Player:
                 failure, self._failure = self._failure, None
                 raise failure
             if self._handed is not None:
-                utterance, frame = self._handed
-                await self._transport.send_frame(frame)
+                generation, utterance, frame = self._handed
+                if generation == self._generation:  # no barge-in since it was handed
+                    await self._transport.send_frame(frame)
+                    self._sent(utterance, frame)
                 self._handed = None
-                self._sent(utterance, frame)
                 continue
             if queue and type(queue[0][1]) is not bytes:
                 utterance, done = queue.popleft()

@@ -224,3 +224,67 @@ async def test_a_ticker_driven_by_a_task_paces_the_same_way(writes_at_once):
     assert [entry[0] if entry[0] == "end_of_speech" else entry[3] for entry in log] == [
         *(frame(n) for n in range(5)), "end_of_speech", frame(9), "end_of_speech"]
     assert ticker.rings >= 6
+
+
+async def test_a_frame_handed_to_the_task_before_a_barge_in_is_never_sent():
+    """A transport that sends by awaiting: the ticker hands a frame to the player's task
+    while that task waits for the previous answer's mark; the caller barges in."""
+    log: list = []
+    mark_back = anyio.Event()
+
+    class MarkWaits(SlotTransport):
+        async def end_of_speech(self, utterance: int) -> None:
+            await super().end_of_speech(utterance)
+            if utterance == 1:
+                await mark_back.wait()
+
+    player = Player(MarkWaits("a", log, writes_at_once=False), lambda u, f: None)
+    other = Player(SlotTransport("b", log), lambda u, f: None)  # keeps the ticker ringing
+    async with running(player, other) as tasks:
+        tasks.start_soon(play_all, other, 1, [frame(n) for n in range(50)])
+        assert await player.play(1, [frame(1)])
+        player.finished(1)
+        while ("end_of_speech", "a", 1) not in log:  # the task now waits for the mark
+            await anyio.sleep(0.005)
+        assert await player.play(2, [frame(2), frame(3)])
+        while player._handed is None:  # the next frame handed, the task still waiting
+            await anyio.sleep(0.005)
+        player.stop()  # barge-in
+        mark_back.set()
+        await play_all(player, 3, [frame(4)])
+    assert [pcm for _, pcm in frames_of(log, "a")] == [frame(1), frame(4)]
+
+
+async def test_a_member_failing_at_its_tick_ends_its_own_task_and_no_other():
+    log: list = []
+
+    class Faulty(Player):
+        def on_tick(self) -> bool:
+            raise RuntimeError("a bug in one call")
+
+    faulty = Player.__new__(Faulty)
+    Player.__init__(faulty, SlotTransport("a", log), lambda u, f: None)
+    healthy = Player(SlotTransport("b", log), lambda u, f: None)
+    await faulty.play(1, [frame(1)])
+    async with running(healthy):
+        with anyio.fail_after(5), pytest.raises(RuntimeError, match="a bug in one call"):
+            await faulty.run()
+        await play_all(healthy, 1, [frame(n) for n in range(3)])
+    assert [pcm for _, pcm in frames_of(log, "b")] == [frame(n) for n in range(3)]
+
+
+@pytest.mark.parametrize("writes_at_once", [True, False])
+async def test_a_broken_connection_is_raised_as_itself_with_a_driven_ticker(writes_at_once):
+    transport = SlotTransport("a", [], writes_at_once)
+    transport.broken = True
+    player = Player(transport, lambda u, f: None, FrameTicker(driven=True))
+    await player.play(1, [frame(1)])
+    with anyio.fail_after(5), pytest.raises(TransportBroken):
+        await player.run()
+
+
+async def test_a_ticker_rung_by_a_task_serves_one_player():
+    ticker = FrameTicker(driven=True)
+    ticker.join(Player(SlotTransport("a", []), lambda u, f: None, ticker))
+    with pytest.raises(ValueError):
+        ticker.join(Player(SlotTransport("b", []), lambda u, f: None, ticker))
