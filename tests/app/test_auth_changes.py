@@ -66,6 +66,20 @@ async def minted(process: Process, services, email: str) -> tuple[Identity, str]
     return owner, value
 
 
+async def assert_every_key_looked_up(services, changes: AuthChanges, dsn: str) -> None:
+    """Started on ``dsn``, ``changes`` never trusts its cache: keys still work, from
+    the database, and none is kept."""
+    row = await services.accounts.create("ada@example.org", "correct horse battery staple")
+    _, value = await services.api_keys.mint(Identity.from_row(row), "laptop", None)
+    keys = ApiKeys(services.audit, changes)
+    await changes.start(dsn)
+    try:
+        assert not changes.cache.live
+        assert await keys.identify(value) is not None and len(changes.cache) == 0
+    finally:
+        await changes.stop()
+
+
 async def until(condition, seconds: float = 20.0) -> None:
     with anyio.fail_after(seconds):
         while not condition():
@@ -168,16 +182,9 @@ async def test_a_lost_listening_connection_drops_the_cache_and_listens_again(
 async def test_a_process_that_cannot_listen_looks_every_key_up(services):
     from tests.app.test_serve_process import free_port
 
-    row = await services.accounts.create("ada@example.org", "correct horse battery staple")
-    _, value = await services.api_keys.mint(Identity.from_row(row), "laptop", None)
-    changes = AuthChanges(IdentityCache())
-    keys = ApiKeys(services.audit, changes)
-    await changes.start(f"postgresql://svc@127.0.0.1:{free_port()}/nowhere")
-    try:
-        assert not changes.cache.live
-        assert await keys.identify(value) is not None and len(changes.cache) == 0
-    finally:
-        await changes.stop()
+    await assert_every_key_looked_up(
+        services, AuthChanges(IdentityCache()),
+        f"postgresql://svc@127.0.0.1:{free_port()}/nowhere")
 
 
 async def test_a_process_that_never_answers_delays_a_change_but_does_not_stop_it(
@@ -218,16 +225,7 @@ class Deaf(AuthChanges):
 async def test_a_connection_that_does_not_hear_its_own_notice_is_not_trusted(
         services, database, monkeypatch):
     monkeypatch.setattr(auth_changes, "ACK_TIMEOUT", 0.3)
-    row = await services.accounts.create("ada@example.org", "correct horse battery staple")
-    _, value = await services.api_keys.mint(Identity.from_row(row), "laptop", None)
-    changes = Deaf(IdentityCache())
-    keys = ApiKeys(services.audit, changes)
-    await changes.start(database)
-    try:
-        assert not changes.cache.live
-        assert await keys.identify(value) is not None and len(changes.cache) == 0
-    finally:
-        await changes.stop()
+    await assert_every_key_looked_up(services, Deaf(IdentityCache()), database)
 
 
 async def test_a_listener_that_stops_hearing_itself_stops_trusting_its_cache(
