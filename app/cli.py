@@ -110,7 +110,7 @@ def _exit_quietly(signum, frame) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from app.main import create_app, freeze_startup_objects
+    from app.main import create_app, tune_collection_for_serving
     from app.services.bundle import Services
     from core.carrier_media import MAX_MESSAGE_BYTES
 
@@ -131,7 +131,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     with database_for(boot) as dsn:
         asyncio.run(_prepare(dsn, boot, announce_first_admin=True))
         app = create_app(services)
-        freeze_startup_objects(app)
+        tune_collection_for_serving(app)
         host, port = sock.getsockname()[:2]
 
         async def announce(_) -> None:

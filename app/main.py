@@ -10,6 +10,8 @@ import gc
 
 from blacksheep import Application, Request, Router
 
+from adapters.voice.collection import install_collection_schedule
+
 from app import console, db
 from app.console.pages import configure_console
 from app.http.docs import configure_docs
@@ -153,19 +155,22 @@ def configure_outbox_worker(app: Application, services: Services) -> None:
     app.on_stop += stop
 
 
-def freeze_startup_objects(app: Application) -> None:
-    """Once serving, put what start-up made out of the garbage collector's sight.
+def tune_collection_for_serving(app: Application) -> None:
+    """Once serving, keep the garbage collector's pauses short and away from calls' audio.
 
     The modules, the application and its pools live as long as the process, yet a full
     collection walked every one of them: 60 ms on this machine (100 to 150 ms with 500
-    calls in progress), a pause for every request and every call's 20 ms audio frame. ``gc.freeze`` moves them to
-    the permanent generation, so a full collection walks only what came later. For a
+    calls in progress), a pause for every request and every call's 20 ms audio frame.
+    ``gc.freeze`` moves them to the permanent generation, so a full collection walks
+    only what came later. And while calls play, collections run on the frame ticker's
+    beat, after each slot's frames are out (``adapters.voice.collection``). For a
     long-running server only: a test making many applications would keep them all.
     """
 
     async def freeze(_: Application) -> None:
         gc.collect()
         gc.freeze()
+        install_collection_schedule()
 
     app.after_start += freeze
 

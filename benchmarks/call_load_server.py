@@ -57,7 +57,7 @@ def main() -> None:
     from app.cli import _listening_socket
     from app.config import BootConfig
     from app.log_format import configure_logging
-    from app.main import create_app, freeze_startup_objects
+    from app.main import create_app, tune_collection_for_serving
     from app.services.bundle import Services
     from app.voice.engines import CallEngines
 
@@ -81,7 +81,7 @@ def main() -> None:
 
     asyncio.run(prepare())
     app = create_app(services)
-    freeze_startup_objects(app)
+    tune_collection_for_serving(app)
 
     async def announce(_) -> None:
         print("svc is serving", flush=True)

@@ -32,6 +32,11 @@ task); a member that does anyway is logged, left out of the ring and told throug
 ``tick_failed``, so one call's fault cannot stop the others' playback nor leave its own
 call waiting for ticks that no longer come.
 
+While it has frames to ring, the ticker holds the process's collection schedule
+(``collection.py``, when installed): after each ring, once the slot's frames are out,
+the schedule runs the garbage collection that is due, so its pause falls in the rest
+of the slot rather than between two calls' frames.
+
 On an event loop other than asyncio (trio), each player gets a ticker of its own,
 driven by ``drive`` in a task, which sleeps towards the same grid.
 ``loop_clock`` is the running loop's own clock, read without asking which event loop
@@ -50,6 +55,7 @@ from typing import Protocol
 import anyio
 import sniffio
 
+from adapters.voice.collection import collection_schedule
 from adapters.voice.transport import FRAME_SECONDS
 
 __all__ = ["FrameTicker", "TickMember", "frame_ticker", "loop_clock"]
@@ -78,9 +84,11 @@ class TickMember(Protocol):
 class FrameTicker:
     """Rings a grid of ``FRAME_SECONDS`` slots while any member has frames waiting."""
 
-    def __init__(self, *, driven: bool = False) -> None:
-        """``driven``: rung by ``drive`` in a task, as off asyncio, where it always is."""
+    def __init__(self, *, driven: bool = False, collection=None) -> None:
+        """``driven``: rung by ``drive`` in a task, as off asyncio, where it always is.
+        ``collection``: the schedule to hold while playing (else the installed one)."""
         self.clock = loop_clock()
+        self._collection = collection if collection is not None else collection_schedule()
         on_asyncio = sniffio.current_async_library() == "asyncio"
         self._loop = asyncio.get_running_loop() if on_asyncio and not driven else None
         self._members: dict[TickMember, None] = {}  # in the order they joined
@@ -106,13 +114,21 @@ class FrameTicker:
             raise ValueError("a ticker rung by a task serves one member")
         self._members[member] = None
         self._order = tuple(self._members)
+        self._collection.joined()
 
     def leave(self, member: TickMember) -> None:
         if self._members.pop(member, 0) is None:
             self._order = tuple(self._members)
+            self._collection.left()
+            if not self._members:
+                # Nobody is left to play (the loop may be closing): nothing holds
+                # collection back; a ring still due (deferred work) is harmless.
+                self._collection.release(self)
 
     def wake(self) -> None:
         """A member has frames waiting: ring the next slot, unless already armed."""
+        if self._members:
+            self._collection.hold(self)
         if self._loop is None:
             self._wanted_now = True
             if self._wanted is not None:
@@ -138,6 +154,8 @@ class FrameTicker:
         if busy and self._loop is not None and self._timer is None:
             self._timer = self._loop.call_at((self.slot + 1) * FRAME_SECONDS, self._ring,
                                              self.slot + 1)
+        if self._timer is None:
+            self._collection.release(self)
 
     def ring(self, slot: int) -> bool:
         """Ring ``slot`` (or, when its time has wholly passed, the slot the clock is in
@@ -170,6 +188,7 @@ class FrameTicker:
                     log.exception("work deferred to a tick failed")
         finally:
             sniffio.current_async_library_cvar.reset(token)
+        self._collection.after_ring()
         return busy
 
     async def drive(self) -> None:
@@ -182,6 +201,8 @@ class FrameTicker:
             slot = self._next_slot()
             await anyio.sleep(slot * FRAME_SECONDS - self.clock())
             self._wanted_now = self.ring(slot)
+            if not self._wanted_now:
+                self._collection.release(self)
 
 
 _TICKERS: weakref.WeakKeyDictionary[object, FrameTicker] = weakref.WeakKeyDictionary()

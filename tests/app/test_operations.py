@@ -73,14 +73,19 @@ async def test_a_serving_process_puts_its_start_up_objects_out_of_the_collectors
 
     from blacksheep import Application
 
-    from app.main import freeze_startup_objects
+    from adapters.voice.collection import (CollectionSchedule, collection_schedule,
+                                           uninstall_collection_schedule)
+    from app.main import tune_collection_for_serving
 
     app = Application()
-    freeze_startup_objects(app)
+    tune_collection_for_serving(app)
     assert gc.get_freeze_count() == 0
+    assert not isinstance(collection_schedule(), CollectionSchedule)
     try:
         await app.start()
         assert gc.get_freeze_count() > 0
+        assert isinstance(collection_schedule(), CollectionSchedule)
     finally:
         gc.unfreeze()
+        uninstall_collection_schedule()
         await app.stop()
