@@ -10,8 +10,10 @@ received per second (50 when the line keeps pace), the jitter of the
 frames' pacing as the callers' kernel received them (p50, p99 of |interval − 20 ms|)
 and, for comparison, as the callers read them (p99), the 20 ms slots that went
 without a frame, frames that were not 20 ms long, frames whose kernel stamp TCP
-merged away (timed by their read instead), and the CPU the callers themselves used
-(a share of their own core).
+merged away (timed by their read instead), the CPU the callers themselves used
+(a share of their own core) and, with ``--churn C``, the calls rung and answered during
+the window (``rung``): C times a second the oldest call hangs up and a new one is rung,
+so calls come and go while the others are measured, as on a busy line.
 
 Goal (issue: telephone lines, part 2): 500 calls on one core, p99 jitter under 5 ms,
 no slot without its frame.
@@ -142,7 +144,7 @@ def _row(result: LoadResult, cpu_seconds: float, callers_cpu_seconds: float) -> 
             f"{_percentile(result.jitter_ms, 0.99):>8.2f} "
             f"{_percentile(result.read_jitter_ms, 0.99):>8.2f} {result.frames:>8} "
             f"{result.missed_slots:>7} {result.odd_frames:>5} {result.ended_early:>6} "
-            f"{result.faults:>6} {result.merged:>6} {callers:>7.1f}")
+            f"{result.faults:>6} {result.merged:>6} {callers:>7.1f} {result.rung_in_window:>6}")
 
 
 async def _measured(server: psutil.Process, **load) -> tuple[LoadResult, float, float]:
@@ -164,6 +166,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", default="50,100,250,500")
     parser.add_argument("--window", type=float, default=6.0, help="seconds measured per N")
+    parser.add_argument("--churn", type=float, default=0.0,
+                        help="calls hung up and replaced by new ones per second in the window")
     parser.add_argument("--server-cpu", type=int, default=0)
     parser.add_argument("--client-cpu", type=int, default=1)
     parser.add_argument("--profile", help="profile the measured server (cProfile) into this "
@@ -185,16 +189,17 @@ def main() -> None:
         with process(server, "svc is serving") as (_, printed):
             password = printed.split("one-time password ")[1].split()[0]
             call, token, agent_id, owner_id = _setup(base, password, pbx_port)
-            lines = {n: _lines(call, token, agent_id, owner_id, n, run)
+            churned = round(args.churn * args.window)
+            lines = {n: _lines(call, token, agent_id, owner_id, n + churned, run)
                      for run, n in enumerate(levels)}
         with process(measured, "svc is serving") as (proc, _):
             serving = psutil.Process(proc.pid)
             print(f"\n{'calls':>5} {'up':>5} {'cpu %':>8} {'%/call':>8} {'fps':>6} {'jit p50':>8} "
                   f"{'jit p99':>8} {'read p99':>8} {'frames':>8} {'missed':>7} {'odd':>5} "
-                  f"{'ended':>6} {'faults':>6} {'merged':>6} {'callers':>7}")
+                  f"{'ended':>6} {'faults':>6} {'merged':>6} {'callers':>7} {'rung':>6}")
             for n in levels:
-                print(_row(*_run(serving, base, pbx_port, lines[n], n, args.window)),
-                      flush=True)
+                print(_row(*_run(serving, base, pbx_port, lines[n], n, args.window,
+                                 args.churn)), flush=True)
                 time.sleep(3)  # let the hung-up calls end before the next level
     finally:
         postgres.stop()
@@ -202,12 +207,13 @@ def main() -> None:
 
 
 def _run(server: psutil.Process, base: str, pbx_port: int, lines: list[str], calls: int,
-         window: float) -> tuple[LoadResult, float, float]:
+         window: float, churn: float) -> tuple[LoadResult, float, float]:
     import uvloop
 
     return uvloop.run(_measured(server, http_url=base, audiosocket=("127.0.0.1", pbx_port),
                                 secret=SECRET, lines=lines, calls=calls,
-                                ramp_s=max(1.0, calls / 100), window_s=window))
+                                ramp_s=max(1.0, calls / 100), window_s=window,
+                                churn_per_s=churn))
 
 
 if __name__ == "__main__":

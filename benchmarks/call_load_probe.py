@@ -153,6 +153,8 @@ class LoadResult:
     odd_frames: int = 0
     ended_early: int = 0
     faults: int = 0
+    #: Calls rung and answered during the window (``churn_per_s``).
+    rung_in_window: int = 0
 
 
 async def _answer(http: aiohttp.ClientSession, base: str, secret: str, caller: str,
@@ -165,10 +167,14 @@ async def _answer(http: aiohttp.ClientSession, base: str, secret: str, caller: s
 
 async def run_load(*, http_url: str, audiosocket: tuple[str, int], secret: str,
                    lines: list[str], calls: int, ramp_s: float, window_s: float,
+                   churn_per_s: float = 0.0,
                    on_window: Callable[[], None] = lambda: None) -> LoadResult:
     """Ring ``calls`` calls spread over ``lines``, started evenly over ``ramp_s``; once
     all are connected, measure ``window_s`` seconds; then hang every call up.
-    ``on_window`` is called as the measured window opens and as it closes."""
+    ``churn_per_s``: during the window, hang up the oldest call and ring a new one this
+    many times a second (calls coming and going, as on a busy line; the number of calls
+    stays about the same). ``on_window`` is called as the measured window opens and as
+    it closes."""
     loop = asyncio.get_running_loop()
     probes: list[CallProbe] = []
     stop_ticking = asyncio.Event()
@@ -182,8 +188,9 @@ async def run_load(*, http_url: str, audiosocket: tuple[str, int], secret: str,
             count += 1
             await asyncio.sleep(max(0.0, start + count * FRAME_S - loop.time()))
 
-    async def ring(index: int, http: aiohttp.ClientSession) -> None:
-        await asyncio.sleep(ramp_s * index / max(calls, 1))
+    async def ring(index: int, http: aiohttp.ClientSession, at_once: bool = False) -> None:
+        if not at_once:
+            await asyncio.sleep(ramp_s * index / max(calls, 1))
         caller = f"+4479{index:09d}"
         try:
             identifier = await _answer(http, http_url, secret, caller,
@@ -202,16 +209,33 @@ async def run_load(*, http_url: str, audiosocket: tuple[str, int], secret: str,
     async with aiohttp.ClientSession(connector=connector,
                                      timeout=aiohttp.ClientTimeout(total=20)) as http:
         await asyncio.gather(*(ring(index, http) for index in range(calls)))
+    async def churn(http: aiohttp.ClientSession) -> None:
+        ringing = []
+        for index in range(calls, calls + round(churn_per_s * window_s)):
+            await asyncio.sleep(1 / churn_per_s)
+            oldest = next((probe for probe in probes if probe.open), None)
+            if oldest is not None:
+                oldest.hang_up()
+            ringing.append(asyncio.create_task(ring(index, http, at_once=True)))
+        await asyncio.gather(*ringing)
+
     on_window()
+    connected = len(probes)
     window_start = time.time()  # the kernel's stamps are on the same clock
-    await asyncio.sleep(window_s)
+    if churn_per_s > 0:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64),
+                                         timeout=aiohttp.ClientTimeout(total=20)) as http:
+            await asyncio.gather(churn(http), asyncio.sleep(window_s))
+    else:
+        await asyncio.sleep(window_s)
     window_end = time.time()
     on_window()
     stop_ticking.set()
     await ticker
     for probe in probes:
         probe.hang_up()
-    result = LoadResult(calls=calls, connected=len(probes), window_s=window_s)
+    result = LoadResult(calls=calls, connected=connected, window_s=window_s,
+                        rung_in_window=len(probes) - connected)
     for probe in probes:
         _measure(probe, window_start, window_end, result)
     return result

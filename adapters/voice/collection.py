@@ -8,22 +8,27 @@ call misses three slots. A process serving calls therefore runs its collections
 itself, on the ticker's beat (``CollectionSchedule``):
 
 * While any ticker is playing, automatic collection is off. After each ring, once
-  every frame of the slot has gone out, the schedule runs the collection the
-  allocations since call for, by the collector's own thresholds (``due_generation``):
-  the pause lands in the rest of the slot instead of between two calls' frames.
-* The old generation is kept empty, so no collection there walks the live calls:
-  whatever survives a middle-generation collection is moved by ``gc.freeze`` to the
-  permanent generation, which no collection walks. Every collection while playing
-  then costs about what a young one does, however many calls are live.
+  every frame of the slot has gone out, the schedule collects the young generation:
+  what the slot allocated, so the pause is short and lands in the rest of the slot
+  instead of between two calls' frames. Every ``MIDDLE_EVERY`` rings it collects the
+  middle generation too, and every ``OLD_EVERY`` rings the old one (``generation_due``).
+  CPython's own thresholds would not do here: they count allocations net of frees, so
+  where calls come and go (their old objects freed) the young generation grows to tens
+  of thousands of objects before a collection, and that collection takes 5–20 ms.
+* The old generation is kept small, so that no collection walks the live calls: after
+  each old collection, ``gc.freeze`` moves what survived it, the live calls among it,
+  to the permanent generation, which no collection walks. An old collection then walks
+  only what survived the last ``OLD_EVERY`` rings, however many calls are live.
 * What is frozen is never collected, and a call that ends leaves cycles (the
   cancellations that end its tasks hold their frames): its frozen objects become
   garbage that only a sweep frees — ``gc.unfreeze``, a full collection of everything,
   then ``gc.freeze`` again. A sweep runs when no ticker is playing (no caller hears the
-  pause) and something may have become garbage since the last one; while playing, only
-  once more calls have ended since the last sweep than are being played now (and at
-  least ``FORCED_SWEEP_CALLS``), or the frozen objects have grown ``FROZEN_GROWTH``
-  times over (``sweep_due``). Garbage then stays about the size of the live calls, and
-  such a sweep pauses every call's audio once; it is logged.
+  pause) and a call has ended since the last one; while playing, only once more calls
+  have ended since the last sweep than are being played now (and at least
+  ``FORCED_SWEEP_CALLS``), or more objects have been frozen since the last sweep than
+  ``FROZEN_GROWTH`` times what it left (``sweep_due``; objects frozen and since freed
+  are counted too, so this errs towards sweeping). Garbage then stays about the size of
+  the live calls, and such a sweep pauses every call's audio once; it is logged.
 
 Off by default: ``svc serve`` (and the call-load benchmark's server) installs it. A
 test process that made and froze everything would keep what it froze.
@@ -35,38 +40,38 @@ import gc
 import logging
 import time
 
-__all__ = ["FORCED_SWEEP_CALLS", "FROZEN_COUNT_EVERY", "FROZEN_GROWTH", "CollectionSchedule", "CollectionStats",
-           "collection_schedule", "due_generation", "install_collection_schedule",
-           "sweep_due", "uninstall_collection_schedule"]
+__all__ = ["FORCED_SWEEP_CALLS", "FROZEN_AT_LEAST", "FROZEN_GROWTH", "MIDDLE_EVERY", "OLD_EVERY",
+           "CollectionSchedule", "CollectionStats", "collection_schedule", "generation_due",
+           "install_collection_schedule", "sweep_due", "uninstall_collection_schedule"]
 
 log = logging.getLogger("svc.voice.collection")
 
+#: The middle generation is collected every this many rings (200 ms), the old one
+#: (and what survives it frozen) every this many (2 s).
+MIDDLE_EVERY = 10
+OLD_EVERY = 100
 #: A sweep while calls play waits for at least this many ended calls...
 FORCED_SWEEP_CALLS = 50
-#: ...or for the frozen objects to grow this many times over since the last sweep.
+#: ...or for this many times what the last sweep left frozen (counted as at least
+#: ``FROZEN_AT_LEAST``: a process that froze little may still grow) to be frozen since.
 FROZEN_GROWTH = 4
-#: Counting the frozen objects walks them all: done at every this many freezes.
-FROZEN_COUNT_EVERY = 16
+FROZEN_AT_LEAST = 100_000
 
 
-def due_generation(counts: tuple[int, int, int],
-                   thresholds: tuple[int, int, int]) -> int | None:
-    """The generation CPython would collect now (``gc.get_count``, ``gc.get_threshold``),
-    or None. Its own rule: the oldest generation whose count passed its threshold."""
-    due = None
-    for generation in range(3):
-        if thresholds[generation] <= 0 or counts[generation] < thresholds[generation]:
-            break
-        due = generation
-    return due
+def generation_due(ring: int) -> int:
+    """The generation to collect after the ``ring``-th ring (counted from 1)."""
+    if ring % OLD_EVERY == 0:
+        return 2
+    if ring % MIDDLE_EVERY == 0:
+        return 1
+    return 0
 
 
 def sweep_due(*, playing: bool, ended_since_sweep: int, players: int,
-              frozen: int | None, frozen_after_sweep: int) -> bool:
+              frozen_since_sweep: int, frozen_by_sweep: int) -> bool:
     """Whether to unfreeze and collect everything now (see the module's docstring).
-    ``frozen``: the frozen objects now, when counted; ``frozen_after_sweep``: just
-    after the last sweep."""
-    if frozen is not None and frozen > FROZEN_GROWTH * max(frozen_after_sweep, 1):
+    ``frozen_by_sweep``: the objects the last sweep left frozen."""
+    if frozen_since_sweep > FROZEN_GROWTH * max(frozen_by_sweep, FROZEN_AT_LEAST):
         return True
     if not playing:
         return ended_since_sweep > 0
@@ -90,8 +95,9 @@ class CollectionSchedule:
         self._clock = clock
         self._playing: set[object] = set()  # tickers with frames to ring
         self._was_enabled = False  # automatic collection, before the first ticker played
-        self._freezes = 0
-        self._frozen_after_sweep = gc.get_freeze_count()
+        self._rings = 0  # rung while playing
+        self._frozen_by_sweep = gc.get_freeze_count()
+        self.frozen_since_sweep = 0
         self.players = 0  # calls joined to a ticker now
         self.ended_since_sweep = 0
         self.stats = CollectionStats()
@@ -123,7 +129,7 @@ class CollectionSchedule:
         self._playing.discard(ticker)
         if self._playing:
             return
-        if self._sweep_due(count_frozen=True):
+        if self._sweep_due():
             self._sweep()
         if self._was_enabled:
             gc.enable()
@@ -132,26 +138,24 @@ class CollectionSchedule:
         """Every frame of the slot is out: collect what is due, in the slot's rest."""
         if not self._playing:
             return
-        generation = due_generation(gc.get_count(), gc.get_threshold())
-        if generation is None:
-            return
-        generation = min(generation, 1)  # the old generation is kept empty
+        self._rings += 1
+        generation = generation_due(self._rings)
         started = self._clock()
         gc.collect(generation)
-        if generation == 1:
+        if generation == 2:
+            # Everything left is in the old generation now: counted (a list of what
+            # survived two seconds, short) and frozen.
+            self.frozen_since_sweep += len(gc.get_objects(generation=2))
             gc.freeze()
-            self._freezes += 1
         self.stats.collections[generation] += 1
         self._note_pause((self._clock() - started) * 1000)
-        if generation == 1 and self._sweep_due(
-                count_frozen=self._freezes % FROZEN_COUNT_EVERY == 0):
+        if generation == 2 and self._sweep_due():
             self._forced_sweep()
 
-    def _sweep_due(self, *, count_frozen: bool) -> bool:
+    def _sweep_due(self) -> bool:
         return sweep_due(playing=self.playing, ended_since_sweep=self.ended_since_sweep,
-                         players=self.players,
-                         frozen=gc.get_freeze_count() if count_frozen else None,
-                         frozen_after_sweep=self._frozen_after_sweep)
+                         players=self.players, frozen_since_sweep=self.frozen_since_sweep,
+                         frozen_by_sweep=self._frozen_by_sweep)
 
     def _forced_sweep(self) -> None:
         ended, started = self.ended_since_sweep, self._clock()
@@ -170,7 +174,8 @@ class CollectionSchedule:
         gc.unfreeze()
         gc.collect()
         gc.freeze()
-        self._frozen_after_sweep = gc.get_freeze_count()
+        self._frozen_by_sweep = gc.get_freeze_count()
+        self.frozen_since_sweep = 0
         self.ended_since_sweep = 0
         self.stats.sweeps += 1
 

@@ -14,8 +14,9 @@ import anyio
 import pytest
 
 from adapters.voice import collection
-from adapters.voice.collection import (FORCED_SWEEP_CALLS, FROZEN_GROWTH, CollectionSchedule,
-                                       due_generation, sweep_due)
+from adapters.voice.collection import (FORCED_SWEEP_CALLS, FROZEN_AT_LEAST, FROZEN_GROWTH, MIDDLE_EVERY,
+                                       OLD_EVERY, CollectionSchedule, generation_due,
+                                       sweep_due)
 from adapters.voice.pacing import FrameTicker
 
 pytestmark = pytest.mark.anyio
@@ -82,38 +83,41 @@ def playing(schedule: CollectionSchedule, *members: Member) -> FrameTicker:
 # -- the rules, alone
 
 
-@pytest.mark.parametrize(("counts", "due"), [
-    ((0, 0, 0), None), ((699, 9, 9), None), ((700, 0, 0), 0), ((700, 9, 30), 0),
-    ((700, 10, 0), 1), ((700, 10, 9), 1), ((700, 10, 10), 2), ((5, 10, 10), None),
-])
-def test_the_generation_due_is_the_oldest_whose_count_passed_its_threshold(counts, due):
-    assert due_generation(counts, (700, 10, 10)) == due
+def test_young_is_collected_at_every_ring_middle_and_old_at_their_own_beat():
+    due = [generation_due(ring) for ring in range(1, 2 * OLD_EVERY + 1)]
+    assert due.count(2) == 2 and due[OLD_EVERY - 1] == 2 and due[-1] == 2
+    assert due.count(1) == 2 * (OLD_EVERY // MIDDLE_EVERY - 1)
+    assert due[MIDDLE_EVERY - 1] == 1
+    assert due.count(0) == len(due) - 2 * (OLD_EVERY // MIDDLE_EVERY)
 
 
-def test_nothing_is_due_when_automatic_collection_was_turned_off_by_a_zero_threshold():
-    assert due_generation((10_000, 100, 100), (0, 10, 10)) is None
+def rule(**given) -> bool:
+    return sweep_due(**{"playing": True, "ended_since_sweep": 0, "players": 0,
+                        "frozen_since_sweep": 0, "frozen_by_sweep": 1000, **given})
 
 
 def test_a_sweep_is_due_when_nothing_plays_and_a_call_has_ended_since_the_last():
-    rule = dict(players=0, frozen=None, frozen_after_sweep=1000)
-    assert sweep_due(playing=False, ended_since_sweep=1, **rule)
-    assert not sweep_due(playing=False, ended_since_sweep=0, **rule)
+    assert rule(playing=False, ended_since_sweep=1)
+    assert not rule(playing=False, ended_since_sweep=0)
 
 
 def test_while_playing_a_sweep_waits_for_more_ended_calls_than_are_playing():
-    rule = dict(playing=True, frozen=None, frozen_after_sweep=1000)
-    assert not sweep_due(ended_since_sweep=FORCED_SWEEP_CALLS - 1, players=1, **rule)
-    assert sweep_due(ended_since_sweep=FORCED_SWEEP_CALLS, players=1, **rule)
-    assert not sweep_due(ended_since_sweep=499, players=500, **rule)
-    assert sweep_due(ended_since_sweep=500, players=500, **rule)
+    assert not rule(ended_since_sweep=FORCED_SWEEP_CALLS - 1, players=1)
+    assert rule(ended_since_sweep=FORCED_SWEEP_CALLS, players=1)
+    assert not rule(ended_since_sweep=499, players=500)
+    assert rule(ended_since_sweep=500, players=500)
 
 
 @pytest.mark.parametrize("is_playing", [True, False])
-def test_a_sweep_is_due_once_the_frozen_objects_grew_too_many_times_over(is_playing):
-    rule = dict(playing=is_playing, ended_since_sweep=0, players=500, frozen_after_sweep=1000)
-    assert not sweep_due(frozen=FROZEN_GROWTH * 1000, **rule)
-    assert sweep_due(frozen=FROZEN_GROWTH * 1000 + 1, **rule)
-    assert not sweep_due(frozen=None, **rule)  # not counted: not known to have grown
+@pytest.mark.parametrize("left", [FROZEN_AT_LEAST, 3 * FROZEN_AT_LEAST])
+def test_a_sweep_is_due_once_too_much_was_frozen_since_the_last(is_playing, left):
+    given = dict(playing=is_playing, players=500, frozen_by_sweep=left)
+    assert not rule(frozen_since_sweep=FROZEN_GROWTH * left, **given)
+    assert rule(frozen_since_sweep=FROZEN_GROWTH * left + 1, **given)
+
+
+def test_a_process_that_froze_little_is_swept_for_growth_only_past_a_floor():
+    assert not rule(frozen_by_sweep=10, frozen_since_sweep=FROZEN_GROWTH * FROZEN_AT_LEAST)
 
 
 # -- on the real collector
@@ -131,52 +135,56 @@ async def test_automatic_collection_is_off_while_a_ticker_plays_and_as_before_af
     assert ticker.rings == 5
 
 
-async def test_the_collection_that_is_due_runs_after_the_rings_frames(collector):
-    gc.set_threshold(50, 3, 10)
+@pytest.fixture
+def quick_beat(monkeypatch):
+    """The middle generation collected every 2nd ring, the old one every 4th."""
+    monkeypatch.setattr(collection, "MIDDLE_EVERY", 2)
+    monkeypatch.setattr(collection, "OLD_EVERY", 4)
+
+
+async def test_what_a_slot_allocated_is_collected_after_its_ring(collector, quick_beat):
     schedule = CollectionSchedule()
-    seen_at_tick: list[tuple[int, int, int]] = []
-    kept = []
+    garbage: list[weakref.ref] = []
+    gone_by_next_tick: list[bool] = []
 
-    def allocate() -> None:
-        seen_at_tick.append(gc.get_count())
-        kept.extend([] for _ in range(60))  # past the youngest threshold every tick
+    def tick() -> None:
+        gone_by_next_tick.extend(ref() is None for ref in garbage)
+        garbage.clear()
+        garbage.append(weakref.ref(Cycle()))
 
-    playing(schedule, Member(8, allocate))
+    playing(schedule, Member(9, tick))
     await until(lambda: not schedule.playing)
-    # Every ring found the young generation emptied by the previous ring's collection.
-    assert all(count[0] < 50 for count in seen_at_tick[1:])
-    young, middle, old = schedule.stats.collections
-    assert young + middle >= 7 and middle >= 2 and old == 0
+    assert gone_by_next_tick == [True] * 8  # each tick's cycle, by the next tick
+    assert schedule.stats.collections == [5, 2, 2]  # rings 1-9: old at 4 and 8
 
 
-async def test_what_survives_a_middle_collection_while_playing_is_frozen(collector):
-    gc.set_threshold(50, 1, 10)
+async def test_the_old_generation_is_frozen_after_each_old_collection(collector, quick_beat):
     schedule = CollectionSchedule()
     frozen_before = gc.get_freeze_count()
     survivors = []
-    old_at_tick: list[tuple[int, int]] = []  # (middle collections so far, old objects)
+    old_at_tick: list[tuple[int, int]] = []  # (old collections so far, old objects)
 
     def tick() -> None:
-        old_at_tick.append((schedule.stats.collections[1], len(gc.get_objects(generation=2))))
+        old_at_tick.append((schedule.stats.collections[2], len(gc.get_objects(generation=2))))
         survivors.extend([] for _ in range(60))
 
-    playing(schedule, Member(6, tick))
+    playing(schedule, Member(10, tick))
     await until(lambda: not schedule.playing)
-    assert schedule.stats.collections[1] >= 2
-    assert gc.get_freeze_count() >= frozen_before + len(survivors)
-    # Once a middle collection ran, the old generation stays empty.
-    after_one = [old for middle, old in old_at_tick if middle >= 1]
-    assert after_one and set(after_one) == {0}
+    assert schedule.stats.collections[2] == 2
+    assert gc.get_freeze_count() >= frozen_before + len(survivors) - 60 * 2  # ticks 9-10
+    assert schedule.frozen_since_sweep >= len(survivors) - 60 * 2
+    # Right after an old collection the old generation is empty.
+    assert [old for collections, old in old_at_tick if collections == 1][0] == 0
 
 
-async def test_garbage_frozen_while_a_call_played_is_swept_once_nothing_plays(collector):
-    gc.set_threshold(50, 1, 10)
+async def test_garbage_frozen_while_a_call_played_is_swept_once_nothing_plays(
+        collector, quick_beat):
     schedule = CollectionSchedule()
     cycle = Cycle()
     gone = weakref.ref(cycle)
     member = Member(1_000_000, churn)
     ticker = playing(schedule, member)
-    await until(lambda: schedule.stats.collections[1] >= 1)
+    await until(lambda: schedule.stats.collections[2] >= 1)
     del cycle
     gc.collect()
     assert gone() is not None  # frozen: no collection reaches it
@@ -187,21 +195,20 @@ async def test_garbage_frozen_while_a_call_played_is_swept_once_nothing_plays(co
 
 
 async def test_a_sweep_while_playing_waits_for_enough_ended_calls_and_is_logged(
-        collector, caplog, monkeypatch):
+        collector, quick_beat, caplog, monkeypatch):
     monkeypatch.setattr(collection, "FORCED_SWEEP_CALLS", 3)
-    gc.set_threshold(50, 1, 10)
     schedule = CollectionSchedule()
     still_playing = Member(1_000_000, churn)
     ended = [Member(1_000_000) for _ in range(3)]
     ticker = playing(schedule, still_playing, *ended)
     cycle = Cycle()
     gone = weakref.ref(cycle)
-    await until(lambda: schedule.stats.collections[1] >= 1)
+    await until(lambda: schedule.stats.collections[2] >= 1)
     del cycle
     for member in ended[:2]:
         ticker.leave(member)
-    middle = schedule.stats.collections[1]
-    await until(lambda: schedule.stats.collections[1] >= middle + 2)
+    old = schedule.stats.collections[2]
+    await until(lambda: schedule.stats.collections[2] >= old + 2)
     assert schedule.stats.sweeps == 0 and gone() is not None  # two ended: not yet
     with caplog.at_level(logging.WARNING, logger="svc.voice.collection"):
         ticker.leave(ended[2])
