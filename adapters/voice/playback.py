@@ -23,7 +23,10 @@ drops the frames of producers that were waiting for room.
 When the peer does not keep up — the kernel's send buffer is full and the
 connection's own small buffer over its limit, so the frame writer refuses — the slot
 goes without a frame and the frame is kept for the next one: sending more would only
-queue behind what the caller has not read yet.
+queue behind what the caller has not read yet. A peer that reads nothing for
+``STALLED_SECONDS`` (every slot refused, or one send awaited that long) is taken as
+gone: the player raises ``TransportBroken``, as for a reset connection, rather than
+hold the call open with its audio going nowhere.
 
 ``Framer`` cuts synthesised audio into whole frames; the last, short one is padded
 with silence, so no frame is ever empty or short.
@@ -37,13 +40,17 @@ from collections.abc import Callable
 import anyio
 
 from adapters.voice.pacing import FrameTicker, frame_ticker
-from adapters.voice.transport import FRAME_BYTES, CallTransport
+from adapters.voice.transport import (FRAME_BYTES, FRAME_SECONDS, CallTransport,
+                                      TransportBroken)
 
-__all__ = ["QUEUE_FRAMES", "Framer", "Player"]
+__all__ = ["QUEUE_FRAMES", "STALLED_SECONDS", "Framer", "Player"]
 
 #: Frames queued ahead per call at most (1 s): ``play`` waits beyond this, and goes
 #: on once half have gone out.
 QUEUE_FRAMES = 50
+#: A peer that has read none of our audio for this long is gone (the same 5 s as a
+#: peer that sends nothing).
+STALLED_SECONDS = 5.0
 
 
 class Framer:
@@ -91,6 +98,7 @@ class Player:
         #: Frames sent so far, and slots skipped because the peer was not keeping up.
         self.frames_sent = 0
         self.slots_refused = 0
+        self._refused_in_a_row = 0
 
     # -- what producers use
 
@@ -170,7 +178,12 @@ class Player:
                     queue.appendleft((utterance, frame))
                     self._frames_queued += 1
                     self.slots_refused += 1
+                    self._refused_in_a_row += 1
+                    if self._refused_in_a_row * FRAME_SECONDS >= STALLED_SECONDS:
+                        self._fail(_stalled())
+                        return False
                     return True
+                self._refused_in_a_row = 0
                 self._sent(utterance, frame)
             except Exception as exc:
                 self._fail(exc)
@@ -233,7 +246,10 @@ class Player:
             if self._handed is not None:
                 generation, utterance, frame = self._handed
                 if generation == self._generation:  # no barge-in since it was handed
-                    await self._transport.send_frame(frame)
+                    with anyio.move_on_after(STALLED_SECONDS) as waited:
+                        await self._transport.send_frame(frame)
+                    if waited.cancelled_caught:
+                        raise _stalled()
                     self._sent(utterance, frame)
                 self._handed = None
                 continue
@@ -246,3 +262,7 @@ class Player:
                 self._ticker.wake()  # type: ignore[union-attr]  # set while running
             self._work = anyio.Event()
             await self._work.wait()
+
+
+def _stalled() -> TransportBroken:
+    return TransportBroken(f"the peer has read none of its audio for {STALLED_SECONDS:g} s")

@@ -13,6 +13,7 @@ import anyio
 from anyio.abc import TaskGroup
 import pytest
 
+from adapters.voice import playback
 from adapters.voice.pacing import FrameTicker, frame_ticker
 from adapters.voice.playback import QUEUE_FRAMES, Player
 from adapters.voice.transport import TransportBroken
@@ -32,6 +33,7 @@ class SlotTransport:
         self.log = log
         self.writes_at_once = writes_at_once
         self.refuse = 0  # writes to refuse (the peer not keeping up)
+        self.stalled = False  # the peer reads nothing: every write refused, sends hang
         self.on_write: Callable[[], None] = lambda: None
         self.broken = False
 
@@ -41,6 +43,8 @@ class SlotTransport:
     def _write(self, pcm: bytes) -> bool:
         if self.broken:
             raise TransportBroken("reset")
+        if self.stalled:
+            return False
         if self.refuse:
             self.refuse -= 1
             return False
@@ -50,6 +54,8 @@ class SlotTransport:
 
     async def send_frame(self, pcm: bytes) -> None:
         await anyio.sleep(0)  # a send that awaits, as the carrier's WebSocket does
+        if self.stalled:
+            await anyio.sleep_forever()
         self._write(pcm)
 
     async def end_of_speech(self, utterance: int) -> None:
@@ -198,6 +204,37 @@ async def test_a_peer_that_is_not_keeping_up_skips_slots_with_its_frames_kept():
         await play_all(player, 1, [frame(n) for n in range(4)])
     assert [pcm for _, pcm in frames_of(log, "a")] == [frame(n) for n in range(4)]
     assert player.slots_refused == 3
+
+
+@pytest.mark.parametrize("writes_at_once", [True, False])
+async def test_a_peer_that_reads_nothing_for_too_long_is_taken_as_gone(writes_at_once,
+                                                                        monkeypatch):
+    monkeypatch.setattr(playback, "STALLED_SECONDS", 0.1)
+    log: list = []
+    transport = SlotTransport("a", log, writes_at_once)
+    player = Player(transport, lambda u, f: None)
+    await player.play(1, [frame(n) for n in range(3)])
+    with anyio.fail_after(5):
+        async with running(player):
+            await play_all(player, 1, [frame(0)])  # the peer reads: a frame goes out
+        transport.stalled = True
+        await player.play(2, [frame(n) for n in range(3)])
+        with pytest.raises(TransportBroken, match="read none of its audio for 0.1 s"):
+            await player.run()
+    assert player.frames_sent == 4
+
+
+async def test_a_peer_that_is_slow_but_reads_is_never_taken_as_gone(monkeypatch):
+    monkeypatch.setattr(playback, "STALLED_SECONDS", 0.1)
+    log: list = []
+    transport = SlotTransport("a", log)
+    transport.refuse = 4  # four slots in a row refused, one short of the limit
+    player = Player(transport, lambda u, f: None)
+    async with running(player):
+        await play_all(player, 1, [frame(n) for n in range(3)])
+        transport.refuse = 4
+        await play_all(player, 2, [frame(n) for n in range(3)])
+    assert player.frames_sent == 6
 
 
 @pytest.mark.parametrize("writes_at_once", [True, False])
