@@ -19,16 +19,18 @@ itself, on the ticker's beat (``CollectionSchedule``):
   each old collection, ``gc.freeze`` moves what survived it, the live calls among it,
   to the permanent generation, which no collection walks. An old collection then walks
   only what survived the last ``OLD_EVERY`` rings, however many calls are live.
-* What is frozen is never collected, and a call that ends leaves cycles (the
-  cancellations that end its tasks hold their frames): its frozen objects become
+* What is frozen is never collected. A call lets go of its objects as it ends (its
+  tasks clear their frames, its player forgets it), but leaves some small cycles (about
+  50 objects: anyio keeps each cancelled task's exception in one), which become frozen
   garbage that only a sweep frees — ``gc.unfreeze``, a full collection of everything,
   then ``gc.freeze`` again. A sweep runs when no ticker is playing (no caller hears the
-  pause) and a call has ended since the last one; while playing, only once more calls
-  have ended since the last sweep than are being played now (and at least
-  ``FORCED_SWEEP_CALLS``), or more objects have been frozen since the last sweep than
-  ``FROZEN_GROWTH`` times what it left (``sweep_due``; objects frozen and since freed
-  are counted too, so this errs towards sweeping). Garbage then stays about the size of
-  the live calls, and such a sweep pauses every call's audio once; it is logged.
+  pause) and a call has ended since the last one; while playing, only once
+  ``ENDED_PER_PLAYING`` calls per call being played (and at least
+  ``FORCED_SWEEP_CALLS``) have ended since the last sweep, or more objects have been
+  frozen since than ``FROZEN_GROWTH`` times what it left (``sweep_due``; objects
+  frozen and since freed are counted too, so this errs towards sweeping). Garbage then
+  stays about the size of the live calls (a live call holds about 300 objects), and
+  such a sweep pauses every call's audio once; it is logged.
 
 Off by default: ``svc serve`` (and the call-load benchmark's server) installs it. A
 test process that made and froze everything would keep what it froze.
@@ -40,7 +42,8 @@ import gc
 import logging
 import time
 
-__all__ = ["FORCED_SWEEP_CALLS", "FROZEN_AT_LEAST", "FROZEN_GROWTH", "MIDDLE_EVERY", "OLD_EVERY",
+__all__ = ["ENDED_PER_PLAYING", "FORCED_SWEEP_CALLS", "FROZEN_AT_LEAST", "FROZEN_GROWTH",
+           "MIDDLE_EVERY", "OLD_EVERY",
            "CollectionSchedule", "CollectionStats", "collection_schedule", "generation_due",
            "install_collection_schedule", "sweep_due", "uninstall_collection_schedule"]
 
@@ -50,7 +53,10 @@ log = logging.getLogger("svc.voice.collection")
 #: (and what survives it frozen) every this many (2 s).
 MIDDLE_EVERY = 10
 OLD_EVERY = 100
-#: A sweep while calls play waits for at least this many ended calls...
+#: A sweep while calls play waits for this many ended calls per call playing (an
+#: ended call leaves about a sixth of what a live one holds), and at least
+#: ``FORCED_SWEEP_CALLS``...
+ENDED_PER_PLAYING = 6
 FORCED_SWEEP_CALLS = 50
 #: ...or for this many times what the last sweep left frozen (counted as at least
 #: ``FROZEN_AT_LEAST``: a process that froze little may still grow) to be frozen since.
@@ -75,7 +81,7 @@ def sweep_due(*, playing: bool, ended_since_sweep: int, players: int,
         return True
     if not playing:
         return ended_since_sweep > 0
-    return ended_since_sweep >= max(players, FORCED_SWEEP_CALLS)
+    return ended_since_sweep >= max(ENDED_PER_PLAYING * players, FORCED_SWEEP_CALLS)
 
 
 class CollectionStats:

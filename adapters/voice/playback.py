@@ -194,6 +194,11 @@ class Player:
             self._work.set()  # the utterance's last frame went out
         return True
 
+    def forget_listener(self) -> None:
+        """Stop calling ``on_sent``: its owner is done (and, often holding this player,
+        would otherwise be kept in a cycle with it)."""
+        self._on_sent = _ignore_sent
+
     def _sent(self, utterance: int, frame: bytes) -> None:
         self.frames_sent += 1
         self._on_sent(utterance, frame)
@@ -266,3 +271,7 @@ class Player:
 
 def _stalled() -> TransportBroken:
     return TransportBroken(f"the peer has read none of its audio for {STALLED_SECONDS:g} s")
+
+
+def _ignore_sent(utterance: int, frame: bytes) -> None:
+    pass

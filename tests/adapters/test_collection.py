@@ -14,9 +14,9 @@ import anyio
 import pytest
 
 from adapters.voice import collection
-from adapters.voice.collection import (FORCED_SWEEP_CALLS, FROZEN_AT_LEAST, FROZEN_GROWTH, MIDDLE_EVERY,
-                                       OLD_EVERY, CollectionSchedule, generation_due,
-                                       sweep_due)
+from adapters.voice.collection import (ENDED_PER_PLAYING, FORCED_SWEEP_CALLS, FROZEN_AT_LEAST,
+                                       FROZEN_GROWTH, MIDDLE_EVERY, OLD_EVERY,
+                                       CollectionSchedule, generation_due, sweep_due)
 from adapters.voice.pacing import FrameTicker
 
 pytestmark = pytest.mark.anyio
@@ -101,11 +101,13 @@ def test_a_sweep_is_due_when_nothing_plays_and_a_call_has_ended_since_the_last()
     assert not rule(playing=False, ended_since_sweep=0)
 
 
-def test_while_playing_a_sweep_waits_for_more_ended_calls_than_are_playing():
+def test_while_playing_a_sweep_waits_for_several_ended_calls_per_call_playing():
     assert not rule(ended_since_sweep=FORCED_SWEEP_CALLS - 1, players=1)
     assert rule(ended_since_sweep=FORCED_SWEEP_CALLS, players=1)
-    assert not rule(ended_since_sweep=499, players=500)
-    assert rule(ended_since_sweep=500, players=500)
+    playing_now = 500
+    ended = ENDED_PER_PLAYING * playing_now
+    assert not rule(ended_since_sweep=ended - 1, players=playing_now)
+    assert rule(ended_since_sweep=ended, players=playing_now)
 
 
 @pytest.mark.parametrize("is_playing", [True, False])
@@ -197,6 +199,7 @@ async def test_garbage_frozen_while_a_call_played_is_swept_once_nothing_plays(
 async def test_a_sweep_while_playing_waits_for_enough_ended_calls_and_is_logged(
         collector, quick_beat, caplog, monkeypatch):
     monkeypatch.setattr(collection, "FORCED_SWEEP_CALLS", 3)
+    monkeypatch.setattr(collection, "ENDED_PER_PLAYING", 2)
     schedule = CollectionSchedule()
     still_playing = Member(1_000_000, churn)
     ended = [Member(1_000_000) for _ in range(3)]

@@ -4,10 +4,13 @@ the opening, turns, barge-in, the ends of a call, recording (spec: telephony.md
 
 from __future__ import annotations
 
+import gc
+
 import anyio
 import pytest
 
-from adapters.voice.session import CallSetup, run_call
+from adapters.voice.playback import Player
+from adapters.voice.session import CallSetup, _CallSession, run_call
 from adapters.voice.transport import TransportBroken
 from core.call_outcome import CallInput
 from core.voice import EndCall, PhoneDials
@@ -225,6 +228,28 @@ async def test_a_failing_turn_detector_is_asked_once_per_call():
     await call.run(script)
     assert len(call.agent.questions) == 2
     assert detector.asked == ["hello"]
+
+
+async def test_an_ended_call_goes_at_once_without_waiting_for_the_garbage_collector():
+    """Its tasks' cancellations and the player's listener would otherwise keep the
+    whole call in reference cycles until a full collection."""
+    async def script(call: Call) -> None:
+        await call.opening_played()
+        await call.caller.say(0.5)  # a turn in flight as the call ends
+        await call.hang_up()
+
+    def calls_alive() -> list[str]:
+        return [type(held).__name__ for held in gc.get_objects()
+                if type(held) in (_CallSession, Player)]
+
+    gc.collect()
+    assert calls_alive() == []
+    gc.disable()
+    try:
+        await Call().run(script)
+        assert calls_alive() == []
+    finally:
+        gc.enable()
 
 
 async def test_a_broken_connection_is_dropped():
