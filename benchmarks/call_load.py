@@ -46,8 +46,8 @@ from benchmarks.call_load_probe import LoadResult, run_load
 
 SECRET = "call-load-shared-secret"
 CALLS_PER_LINE = 50  # a line takes 60 calls a minute (spec: telephony.md "Limits")
-# A notice near the 600-character limit: at the instant synthesiser's 40 ms a character
-# the opening lasts about 24 s, longer than the ramp and the measurement together.
+# A notice near the 600-character limit: at the instant synthesiser's 100 ms a character
+# the opening lasts about a minute, longer than the ramp and the measurement together.
 NOTICE = ("You are through to the call-load line. " * 16)[:590]
 
 

@@ -4,8 +4,8 @@ The same application, settings and database as ``svc serve`` — uvicorn with uv
 and httptools, the AudioSocket listener bound at start — with one change: every call
 gets instant fake engines, so the figures are the service's own work and none of an
 engine's. The synthesiser returns ``MS_PER_CHARACTER`` of a steady tone per character
-at once; the recogniser hears nothing (the benchmark's callers are silent, so no turn
-starts and the model is never asked).
+at once, a second at a time; the recogniser hears nothing (the benchmark's callers are
+silent, so no turn starts and the model is never asked).
 
 Run by ``benchmarks/call_load.py``:
 ``python -m benchmarks.call_load_server --dsn … --port … --data-dir … [--cpu 0]``;
@@ -20,7 +20,7 @@ import math
 import os
 import struct
 
-MS_PER_CHARACTER = 40
+MS_PER_CHARACTER = 100
 _RATE = 8000
 # One second of a 440 Hz tone at a speaking level, repeated as long as the text needs.
 _TONE = struct.pack(f"<{_RATE}h", *(int(6000 * math.sin(2 * math.pi * 440 * n / _RATE))
@@ -31,8 +31,10 @@ class InstantSynthesiser:
     sample_rate = _RATE
 
     async def stream(self, text: str):
+        # A second at a time, as a streaming synthesiser gives it, all at once.
         wanted = len(text) * MS_PER_CHARACTER * _RATE // 1000 * 2
-        yield (_TONE * (wanted // len(_TONE) + 1))[:wanted]
+        for start in range(0, wanted, len(_TONE)):
+            yield _TONE[:wanted - start]
 
 
 class DeafRecogniser:
