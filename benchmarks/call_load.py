@@ -13,7 +13,8 @@ without a frame, frames that were not 20 ms long, frames whose kernel stamp TCP
 merged away (timed by their read instead), the CPU the callers themselves used
 (a share of their own core) and, with ``--churn C``, the calls rung and answered during
 the window (``rung``): C times a second the oldest call hangs up and a new one is rung,
-so calls come and go while the others are measured, as on a busy line.
+so calls come and go while the others are measured, as on a busy line. Last, the
+server's resident memory (MB) as the window opened and as it closed.
 
 Goal (issue: telephone lines, part 2): 500 calls on one core, p99 jitter under 5 ms,
 no slot without its frame.
@@ -133,7 +134,8 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
 
 
-def _row(result: LoadResult, cpu_seconds: float, callers_cpu_seconds: float) -> str:
+def _row(result: LoadResult, cpu_seconds: float, callers_cpu_seconds: float,
+         rss_mb: tuple[float, float]) -> str:
     core = cpu_seconds / result.window_s * 100
     callers = callers_cpu_seconds / result.window_s * 100
     per_call = core / max(result.connected, 1)
@@ -144,22 +146,25 @@ def _row(result: LoadResult, cpu_seconds: float, callers_cpu_seconds: float) -> 
             f"{_percentile(result.jitter_ms, 0.99):>8.2f} "
             f"{_percentile(result.read_jitter_ms, 0.99):>8.2f} {result.frames:>8} "
             f"{result.missed_slots:>7} {result.odd_frames:>5} {result.ended_early:>6} "
-            f"{result.faults:>6} {result.merged:>6} {callers:>7.1f} {result.rung_in_window:>6}")
+            f"{result.faults:>6} {result.merged:>6} {callers:>7.1f} {result.rung_in_window:>6} "
+            f"{rss_mb[0]:>6.0f} {rss_mb[1]:>6.0f}")
 
 
-async def _measured(server: psutil.Process, **load) -> tuple[LoadResult, float, float]:
-    """The load's result, and the CPU seconds the server and the callers used in its
-    measured window."""
+async def _measured(server: psutil.Process,
+                    **load) -> tuple[LoadResult, float, float, tuple[float, float]]:
+    """The load's result, the CPU seconds the server and the callers used in its
+    measured window, and the server's resident memory (MB) as it opened and closed."""
     callers = psutil.Process()
-    readings: list[tuple[float, float]] = []
+    readings: list[tuple[float, float, float]] = []
 
-    def cpu() -> None:
+    def read() -> None:
         served, calling = server.cpu_times(), callers.cpu_times()
-        readings.append((served.user + served.system, calling.user + calling.system))
+        readings.append((served.user + served.system, calling.user + calling.system,
+                         server.memory_info().rss / 2**20))
 
-    result = await run_load(on_window=cpu, **load)
-    (served_0, calling_0), (served_1, calling_1) = readings
-    return result, served_1 - served_0, calling_1 - calling_0
+    result = await run_load(on_window=read, **load)
+    (served_0, calling_0, rss_0), (served_1, calling_1, rss_1) = readings
+    return result, served_1 - served_0, calling_1 - calling_0, (rss_0, rss_1)
 
 
 def main() -> None:
@@ -196,7 +201,8 @@ def main() -> None:
             serving = psutil.Process(proc.pid)
             print(f"\n{'calls':>5} {'up':>5} {'cpu %':>8} {'%/call':>8} {'fps':>6} {'jit p50':>8} "
                   f"{'jit p99':>8} {'read p99':>8} {'frames':>8} {'missed':>7} {'odd':>5} "
-                  f"{'ended':>6} {'faults':>6} {'merged':>6} {'callers':>7} {'rung':>6}")
+                  f"{'ended':>6} {'faults':>6} {'merged':>6} {'callers':>7} {'rung':>6} "
+                  f"{'rss0':>6} {'rss1':>6}")
             for n in levels:
                 print(_row(*_run(serving, base, pbx_port, lines[n], n, args.window,
                                  args.churn)), flush=True)
@@ -207,7 +213,7 @@ def main() -> None:
 
 
 def _run(server: psutil.Process, base: str, pbx_port: int, lines: list[str], calls: int,
-         window: float, churn: float) -> tuple[LoadResult, float, float]:
+         window: float, churn: float) -> tuple[LoadResult, float, float, tuple[float, float]]:
     import uvloop
 
     return uvloop.run(_measured(server, http_url=base, audiosocket=("127.0.0.1", pbx_port),

@@ -26,11 +26,11 @@ itself, on the ticker's beat (``CollectionSchedule``):
   then ``gc.freeze`` again. A sweep runs when no ticker is playing (no caller hears the
   pause) and a call has ended since the last one; while playing, only once
   ``ENDED_PER_PLAYING`` calls per call being played (and at least
-  ``FORCED_SWEEP_CALLS``) have ended since the last sweep, or more objects have been
-  frozen since than ``FROZEN_GROWTH`` times what it left (``sweep_due``; objects
-  frozen and since freed are counted too, so this errs towards sweeping). Garbage then
-  stays about the size of the live calls (a live call holds about 300 objects), and
-  such a sweep pauses every call's audio once; it is logged.
+  ``FORCED_SWEEP_CALLS``) have ended since the last sweep, or once the process's
+  resident memory has more than doubled since the last sweep, by at least
+  ``GROWTH_AT_LEAST`` (``sweep_due``: garbage that is not a call's). Garbage then stays
+  about the size of the live calls (a live call holds about 300 objects), and such a
+  sweep pauses every call's audio once; it is logged.
 
 Off by default: ``svc serve`` (and the call-load benchmark's server) installs it. A
 test process that made and froze everything would keep what it froze.
@@ -40,10 +40,11 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import time
 
-__all__ = ["ENDED_PER_PLAYING", "FORCED_SWEEP_CALLS", "FROZEN_AT_LEAST", "FROZEN_GROWTH",
-           "MIDDLE_EVERY", "OLD_EVERY",
+__all__ = ["ENDED_PER_PLAYING", "FORCED_SWEEP_CALLS", "GROWTH_AT_LEAST", "MIDDLE_EVERY",
+           "OLD_EVERY", "resident_bytes",
            "CollectionSchedule", "CollectionStats", "collection_schedule", "generation_due",
            "install_collection_schedule", "sweep_due", "uninstall_collection_schedule"]
 
@@ -58,10 +59,19 @@ OLD_EVERY = 100
 #: ``FORCED_SWEEP_CALLS``...
 ENDED_PER_PLAYING = 6
 FORCED_SWEEP_CALLS = 50
-#: ...or for this many times what the last sweep left frozen (counted as at least
-#: ``FROZEN_AT_LEAST``: a process that froze little may still grow) to be frozen since.
-FROZEN_GROWTH = 4
-FROZEN_AT_LEAST = 100_000
+#: ...or for the resident memory to double since the last sweep, by at least this.
+GROWTH_AT_LEAST = 256 * 2**20
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory, where the system tells it cheaply (Linux's
+    ``/proc``); None elsewhere, and the rule on memory is then not applied."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE_BYTES
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def generation_due(ring: int) -> int:
@@ -74,10 +84,11 @@ def generation_due(ring: int) -> int:
 
 
 def sweep_due(*, playing: bool, ended_since_sweep: int, players: int,
-              frozen_since_sweep: int, frozen_by_sweep: int) -> bool:
+              resident: int | None, resident_after_sweep: int | None) -> bool:
     """Whether to unfreeze and collect everything now (see the module's docstring).
-    ``frozen_by_sweep``: the objects the last sweep left frozen."""
-    if frozen_since_sweep > FROZEN_GROWTH * max(frozen_by_sweep, FROZEN_AT_LEAST):
+    ``resident``: the resident memory now, and just after the last sweep (bytes)."""
+    if resident is not None and resident_after_sweep is not None and (
+            resident - resident_after_sweep > max(resident_after_sweep, GROWTH_AT_LEAST)):
         return True
     if not playing:
         return ended_since_sweep > 0
@@ -102,8 +113,7 @@ class CollectionSchedule:
         self._playing: set[object] = set()  # tickers with frames to ring
         self._was_enabled = False  # automatic collection, before the first ticker played
         self._rings = 0  # rung while playing
-        self._frozen_by_sweep = gc.get_freeze_count()
-        self.frozen_since_sweep = 0
+        self._resident_after_sweep = resident_bytes()
         self.players = 0  # calls joined to a ticker now
         self.ended_since_sweep = 0
         self.stats = CollectionStats()
@@ -149,9 +159,6 @@ class CollectionSchedule:
         started = self._clock()
         gc.collect(generation)
         if generation == 2:
-            # Everything left is in the old generation now: counted (a list of what
-            # survived two seconds, short) and frozen.
-            self.frozen_since_sweep += len(gc.get_objects(generation=2))
             gc.freeze()
         self.stats.collections[generation] += 1
         self._note_pause((self._clock() - started) * 1000)
@@ -160,8 +167,8 @@ class CollectionSchedule:
 
     def _sweep_due(self) -> bool:
         return sweep_due(playing=self.playing, ended_since_sweep=self.ended_since_sweep,
-                         players=self.players, frozen_since_sweep=self.frozen_since_sweep,
-                         frozen_by_sweep=self._frozen_by_sweep)
+                         players=self.players, resident=resident_bytes(),
+                         resident_after_sweep=self._resident_after_sweep)
 
     def _forced_sweep(self) -> None:
         ended, started = self.ended_since_sweep, self._clock()
@@ -180,8 +187,7 @@ class CollectionSchedule:
         gc.unfreeze()
         gc.collect()
         gc.freeze()
-        self._frozen_by_sweep = gc.get_freeze_count()
-        self.frozen_since_sweep = 0
+        self._resident_after_sweep = resident_bytes()
         self.ended_since_sweep = 0
         self.stats.sweeps += 1
 

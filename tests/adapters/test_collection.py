@@ -14,9 +14,9 @@ import anyio
 import pytest
 
 from adapters.voice import collection
-from adapters.voice.collection import (ENDED_PER_PLAYING, FORCED_SWEEP_CALLS, FROZEN_AT_LEAST,
-                                       FROZEN_GROWTH, MIDDLE_EVERY, OLD_EVERY,
-                                       CollectionSchedule, generation_due, sweep_due)
+from adapters.voice.collection import (ENDED_PER_PLAYING, FORCED_SWEEP_CALLS, GROWTH_AT_LEAST,
+                                       MIDDLE_EVERY, OLD_EVERY, CollectionSchedule,
+                                       generation_due, resident_bytes, sweep_due)
 from adapters.voice.pacing import FrameTicker
 
 pytestmark = pytest.mark.anyio
@@ -93,7 +93,7 @@ def test_young_is_collected_at_every_ring_middle_and_old_at_their_own_beat():
 
 def rule(**given) -> bool:
     return sweep_due(**{"playing": True, "ended_since_sweep": 0, "players": 0,
-                        "frozen_since_sweep": 0, "frozen_by_sweep": 1000, **given})
+                        "resident": 2**30, "resident_after_sweep": 2**30, **given})
 
 
 def test_a_sweep_is_due_when_nothing_plays_and_a_call_has_ended_since_the_last():
@@ -111,15 +111,27 @@ def test_while_playing_a_sweep_waits_for_several_ended_calls_per_call_playing():
 
 
 @pytest.mark.parametrize("is_playing", [True, False])
-@pytest.mark.parametrize("left", [FROZEN_AT_LEAST, 3 * FROZEN_AT_LEAST])
-def test_a_sweep_is_due_once_too_much_was_frozen_since_the_last(is_playing, left):
-    given = dict(playing=is_playing, players=500, frozen_by_sweep=left)
-    assert not rule(frozen_since_sweep=FROZEN_GROWTH * left, **given)
-    assert rule(frozen_since_sweep=FROZEN_GROWTH * left + 1, **given)
+@pytest.mark.parametrize("after_sweep", [GROWTH_AT_LEAST, 3 * GROWTH_AT_LEAST])
+def test_a_sweep_is_due_once_the_resident_memory_more_than_doubled(is_playing, after_sweep):
+    given = dict(playing=is_playing, players=500, resident_after_sweep=after_sweep)
+    assert not rule(resident=2 * after_sweep, **given)
+    assert rule(resident=2 * after_sweep + 1, **given)
 
 
-def test_a_process_that_froze_little_is_swept_for_growth_only_past_a_floor():
-    assert not rule(frozen_by_sweep=10, frozen_since_sweep=FROZEN_GROWTH * FROZEN_AT_LEAST)
+def test_a_small_process_is_swept_for_its_memory_only_past_a_floor():
+    small = 50 * 2**20
+    assert not rule(resident_after_sweep=small, resident=small + GROWTH_AT_LEAST)
+    assert rule(resident_after_sweep=small, resident=small + GROWTH_AT_LEAST + 1)
+
+
+def test_without_a_reading_of_memory_the_rule_on_memory_is_not_applied():
+    assert not rule(resident=None, resident_after_sweep=GROWTH_AT_LEAST)
+    assert not rule(resident=10 * GROWTH_AT_LEAST, resident_after_sweep=None)
+
+
+def test_the_resident_memory_is_read_on_linux():
+    resident = resident_bytes()
+    assert resident is None or 10 * 2**20 < resident < 64 * 2**30
 
 
 # -- on the real collector
@@ -174,7 +186,6 @@ async def test_the_old_generation_is_frozen_after_each_old_collection(collector,
     await until(lambda: not schedule.playing)
     assert schedule.stats.collections[2] == 2
     assert gc.get_freeze_count() >= frozen_before + len(survivors) - 60 * 2  # ticks 9-10
-    assert schedule.frozen_since_sweep >= len(survivors) - 60 * 2
     # Right after an old collection the old generation is empty.
     assert [old for collections, old in old_at_tick if collections == 1][0] == 0
 
@@ -236,3 +247,24 @@ async def test_a_ticker_driven_by_a_task_holds_and_releases_collection_the_same_
         tasks.cancel_scope.cancel()
     assert gc.isenabled()
     assert ticker.rings == 4
+
+
+async def test_a_process_whose_memory_doubled_is_swept_while_playing(
+        collector, quick_beat, monkeypatch):
+    resident = [GROWTH_AT_LEAST]
+    monkeypatch.setattr(collection, "resident_bytes", lambda: resident[0])
+    schedule = CollectionSchedule()
+    cycle = Cycle()
+    gone = weakref.ref(cycle)
+    member = Member(1_000_000, churn)
+    ticker = playing(schedule, member)
+    await until(lambda: schedule.stats.collections[2] >= 1)
+    del cycle
+    old = schedule.stats.collections[2]
+    await until(lambda: schedule.stats.collections[2] >= old + 1)
+    assert schedule.stats.forced_sweeps == 0 and gone() is not None
+    resident[0] = 2 * GROWTH_AT_LEAST + 1
+    await until(lambda: schedule.stats.forced_sweeps == 1)
+    assert gone() is None
+    assert schedule.playing
+    ticker.leave(member)
