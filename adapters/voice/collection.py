@@ -19,18 +19,16 @@ itself, on the ticker's beat (``CollectionSchedule``):
   each old collection, ``gc.freeze`` moves what survived it, the live calls among it,
   to the permanent generation, which no collection walks. An old collection then walks
   only what survived the last ``OLD_EVERY`` rings, however many calls are live.
-* What is frozen is never collected. A call lets go of its objects as it ends (its
-  tasks clear their frames, its player forgets it), but leaves some small cycles (about
-  50 objects: anyio keeps each cancelled task's exception in one), which become frozen
-  garbage that only a sweep frees — ``gc.unfreeze``, a full collection of everything,
+* What is frozen is never collected, so a call must let go of its objects as it ends
+  without the collector's help (``adapters/voice/session.py``: its tasks end quietly
+  when cancelled and clear their frames when they fail, its player forgets it), and
+  an ended call leaves nothing frozen behind. Anything else that becomes garbage after
+  being frozen waits for a sweep — ``gc.unfreeze``, a full collection of everything,
   then ``gc.freeze`` again. A sweep runs when no ticker is playing (no caller hears the
-  pause) and a call has ended since the last one; while playing, only once
-  ``ENDED_PER_PLAYING`` calls per call being played (and at least
-  ``FORCED_SWEEP_CALLS``) have ended since the last sweep, or once the process's
-  resident memory has more than doubled since the last sweep, by at least
-  ``GROWTH_AT_LEAST`` (``sweep_due``: garbage that is not a call's). Garbage then stays
-  about the size of the live calls (a live call holds about 300 objects), and such a
-  sweep pauses every call's audio once; it is logged.
+  pause) and a call has ended since the last one; while calls play, only once the
+  process's resident memory has more than doubled since the last sweep, and by at
+  least ``GROWTH_AT_LEAST`` (``sweep_due``): such a sweep pauses every call's audio
+  once (160 ms at 500 calls), and it is logged.
 
 Off by default: ``svc serve`` (and the call-load benchmark's server) installs it. A
 test process that made and froze everything would keep what it froze.
@@ -43,7 +41,7 @@ import logging
 import os
 import time
 
-__all__ = ["ENDED_PER_PLAYING", "FORCED_SWEEP_CALLS", "GROWTH_AT_LEAST", "MIDDLE_EVERY",
+__all__ = ["GROWTH_AT_LEAST", "MIDDLE_EVERY",
            "OLD_EVERY", "resident_bytes",
            "CollectionSchedule", "CollectionStats", "collection_schedule", "generation_due",
            "install_collection_schedule", "sweep_due", "uninstall_collection_schedule"]
@@ -54,12 +52,8 @@ log = logging.getLogger("svc.voice.collection")
 #: (and what survives it frozen) every this many (2 s).
 MIDDLE_EVERY = 10
 OLD_EVERY = 100
-#: A sweep while calls play waits for this many ended calls per call playing (an
-#: ended call leaves about a sixth of what a live one holds), and at least
-#: ``FORCED_SWEEP_CALLS``...
-ENDED_PER_PLAYING = 6
-FORCED_SWEEP_CALLS = 50
-#: ...or for the resident memory to double since the last sweep, by at least this.
+#: A sweep while calls play waits for the resident memory to double since the last
+#: sweep, and by at least this.
 GROWTH_AT_LEAST = 256 * 2**20
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -83,16 +77,14 @@ def generation_due(ring: int) -> int:
     return 0
 
 
-def sweep_due(*, playing: bool, ended_since_sweep: int, players: int,
-              resident: int | None, resident_after_sweep: int | None) -> bool:
+def sweep_due(*, playing: bool, ended_since_sweep: int, resident: int | None,
+              resident_after_sweep: int | None) -> bool:
     """Whether to unfreeze and collect everything now (see the module's docstring).
     ``resident``: the resident memory now, and just after the last sweep (bytes)."""
     if resident is not None and resident_after_sweep is not None and (
             resident - resident_after_sweep > max(resident_after_sweep, GROWTH_AT_LEAST)):
         return True
-    if not playing:
-        return ended_since_sweep > 0
-    return ended_since_sweep >= max(ENDED_PER_PLAYING * players, FORCED_SWEEP_CALLS)
+    return not playing and ended_since_sweep > 0
 
 
 class CollectionStats:
@@ -167,18 +159,18 @@ class CollectionSchedule:
 
     def _sweep_due(self) -> bool:
         return sweep_due(playing=self.playing, ended_since_sweep=self.ended_since_sweep,
-                         players=self.players, resident=resident_bytes(),
+                         resident=resident_bytes(),
                          resident_after_sweep=self._resident_after_sweep)
 
     def _forced_sweep(self) -> None:
-        ended, started = self.ended_since_sweep, self._clock()
+        grown_from, started = self._resident_after_sweep or 0, self._clock()
         self._sweep()
         pause = (self._clock() - started) * 1000
         self.stats.forced_sweeps += 1
         self._note_pause(pause)
-        log.warning("a full garbage collection ran with calls playing (%d playing, "
-                    "%d ended since the last): their audio paused %.0f ms",
-                    self.players, ended, pause)
+        log.warning("a full garbage collection ran while calls played (%d), the memory having "
+                    "doubled since the last (from %d MB): their audio paused %.0f ms",
+                    self.players, grown_from // 2**20, pause)
 
     def _note_pause(self, ms: float) -> None:
         self.stats.longest_in_play_ms = max(self.stats.longest_in_play_ms, ms)

@@ -134,14 +134,19 @@ async def run_call(transport: CallTransport, engines: CallEngines, agent: CallAg
 
 
 async def _letting_go(work: Callable[..., Awaitable[None]], *args: Any) -> None:
-    """Run ``work(*args)`` as a task of the call; if it is cancelled (the call ended)
-    or fails, the locals of its finished frames are cleared before the exception goes
-    on. anyio keeps a task's exception in a reference cycle (through the frame that
-    collected it), and the exception keeps its traceback's frames, whose ``self`` is
-    the whole call: without this, an ended call would wait for a full garbage
-    collection instead of going as soon as it ends."""
+    """Run ``work(*args)`` as a task of the call, so that the call's objects go as soon
+    as it ends rather than at the garbage collector's next full collection.
+
+    anyio keeps an ended task's exception in a reference cycle (through the frame of
+    its task group that collected it), and the exception keeps its traceback's frames,
+    whose ``self`` is the whole call. So a task cancelled because the call is over (its
+    task group's scope was cancelled: nothing of it can run any more) ends here
+    quietly, and any other failure goes on with the locals of its finished frames
+    cleared."""
     try:
         await work(*args)
+    except anyio.get_cancelled_exc_class():
+        return
     except BaseException as exc:
         del work, args
         traceback.clear_frames(exc.__traceback__)

@@ -14,9 +14,9 @@ import anyio
 import pytest
 
 from adapters.voice import collection
-from adapters.voice.collection import (ENDED_PER_PLAYING, FORCED_SWEEP_CALLS, GROWTH_AT_LEAST,
-                                       MIDDLE_EVERY, OLD_EVERY, CollectionSchedule,
-                                       generation_due, resident_bytes, sweep_due)
+from adapters.voice.collection import (GROWTH_AT_LEAST, MIDDLE_EVERY, OLD_EVERY,
+                                       CollectionSchedule, generation_due, resident_bytes,
+                                       sweep_due)
 from adapters.voice.pacing import FrameTicker
 
 pytestmark = pytest.mark.anyio
@@ -92,8 +92,8 @@ def test_young_is_collected_at_every_ring_middle_and_old_at_their_own_beat():
 
 
 def rule(**given) -> bool:
-    return sweep_due(**{"playing": True, "ended_since_sweep": 0, "players": 0,
-                        "resident": 2**30, "resident_after_sweep": 2**30, **given})
+    return sweep_due(**{"playing": True, "ended_since_sweep": 0, "resident": 2**30,
+                        "resident_after_sweep": 2**30, **given})
 
 
 def test_a_sweep_is_due_when_nothing_plays_and_a_call_has_ended_since_the_last():
@@ -101,19 +101,14 @@ def test_a_sweep_is_due_when_nothing_plays_and_a_call_has_ended_since_the_last()
     assert not rule(playing=False, ended_since_sweep=0)
 
 
-def test_while_playing_a_sweep_waits_for_several_ended_calls_per_call_playing():
-    assert not rule(ended_since_sweep=FORCED_SWEEP_CALLS - 1, players=1)
-    assert rule(ended_since_sweep=FORCED_SWEEP_CALLS, players=1)
-    playing_now = 500
-    ended = ENDED_PER_PLAYING * playing_now
-    assert not rule(ended_since_sweep=ended - 1, players=playing_now)
-    assert rule(ended_since_sweep=ended, players=playing_now)
+def test_while_playing_ended_calls_never_make_a_sweep_due():
+    assert not rule(ended_since_sweep=1_000_000)
 
 
 @pytest.mark.parametrize("is_playing", [True, False])
 @pytest.mark.parametrize("after_sweep", [GROWTH_AT_LEAST, 3 * GROWTH_AT_LEAST])
 def test_a_sweep_is_due_once_the_resident_memory_more_than_doubled(is_playing, after_sweep):
-    given = dict(playing=is_playing, players=500, resident_after_sweep=after_sweep)
+    given = dict(playing=is_playing, resident_after_sweep=after_sweep)
     assert not rule(resident=2 * after_sweep, **given)
     assert rule(resident=2 * after_sweep + 1, **given)
 
@@ -207,31 +202,20 @@ async def test_garbage_frozen_while_a_call_played_is_swept_once_nothing_plays(
     assert not schedule.playing and gc.isenabled()
 
 
-async def test_a_sweep_while_playing_waits_for_enough_ended_calls_and_is_logged(
-        collector, quick_beat, caplog, monkeypatch):
-    monkeypatch.setattr(collection, "FORCED_SWEEP_CALLS", 3)
-    monkeypatch.setattr(collection, "ENDED_PER_PLAYING", 2)
+async def test_while_playing_ended_calls_wait_for_the_next_sweep(collector, quick_beat):
     schedule = CollectionSchedule()
-    still_playing = Member(1_000_000, churn)
-    ended = [Member(1_000_000) for _ in range(3)]
-    ticker = playing(schedule, still_playing, *ended)
+    still_playing, ended = Member(1_000_000, churn), Member(1_000_000)
+    ticker = playing(schedule, still_playing, ended)
     cycle = Cycle()
     gone = weakref.ref(cycle)
     await until(lambda: schedule.stats.collections[2] >= 1)
     del cycle
-    for member in ended[:2]:
-        ticker.leave(member)
+    ticker.leave(ended)
     old = schedule.stats.collections[2]
     await until(lambda: schedule.stats.collections[2] >= old + 2)
-    assert schedule.stats.sweeps == 0 and gone() is not None  # two ended: not yet
-    with caplog.at_level(logging.WARNING, logger="svc.voice.collection"):
-        ticker.leave(ended[2])
-        await until(lambda: schedule.stats.forced_sweeps == 1)
-    assert gone() is None
-    assert schedule.playing  # the call still playing plays on
-    assert "(1 playing, 3 ended since the last)" in caplog.text
-    ticker.leave(still_playing)
-    assert gc.isenabled()
+    assert schedule.stats.sweeps == 0 and gone() is not None  # frozen, and waits
+    ticker.leave(still_playing)  # nothing plays: swept at once
+    assert schedule.stats.sweeps == 1 and gone() is None
 
 
 async def test_a_ticker_driven_by_a_task_holds_and_releases_collection_the_same_way(
@@ -249,8 +233,8 @@ async def test_a_ticker_driven_by_a_task_holds_and_releases_collection_the_same_
     assert ticker.rings == 4
 
 
-async def test_a_process_whose_memory_doubled_is_swept_while_playing(
-        collector, quick_beat, monkeypatch):
+async def test_a_process_whose_memory_doubled_is_swept_while_playing_and_it_is_logged(
+        collector, quick_beat, monkeypatch, caplog):
     resident = [GROWTH_AT_LEAST]
     monkeypatch.setattr(collection, "resident_bytes", lambda: resident[0])
     schedule = CollectionSchedule()
@@ -264,7 +248,10 @@ async def test_a_process_whose_memory_doubled_is_swept_while_playing(
     await until(lambda: schedule.stats.collections[2] >= old + 1)
     assert schedule.stats.forced_sweeps == 0 and gone() is not None
     resident[0] = 2 * GROWTH_AT_LEAST + 1
-    await until(lambda: schedule.stats.forced_sweeps == 1)
+    with caplog.at_level(logging.WARNING, logger="svc.voice.collection"):
+        await until(lambda: schedule.stats.forced_sweeps == 1)
     assert gone() is None
+    assert "while calls played (1), the memory having doubled since the last (from 256 MB)" \
+        in caplog.text
     assert schedule.playing
     ticker.leave(member)

@@ -242,14 +242,37 @@ async def test_an_ended_call_goes_at_once_without_waiting_for_the_garbage_collec
         return [type(held).__name__ for held in gc.get_objects()
                 if type(held) in (_CallSession, Player)]
 
+    def cycles_left_by_the_call() -> list[str]:
+        """What a full collection now finds of the session's code: ended tasks'
+        exceptions whose tracebacks pass through it."""
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            gc.collect()
+            found = [type(held).__name__ for held in gc.garbage
+                     if isinstance(held, BaseException) and _passes_through_session(held)]
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+        return found
+
     gc.collect()
     assert calls_alive() == []
     gc.disable()
     try:
         await Call().run(script)
         assert calls_alive() == []
+        assert cycles_left_by_the_call() == []
     finally:
         gc.enable()
+
+
+def _passes_through_session(exc: BaseException) -> bool:
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.endswith("adapters/voice/session.py"):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 async def test_a_broken_connection_is_dropped():
