@@ -41,7 +41,9 @@ import logging
 import os
 import time
 
-__all__ = ["GROWTH_AT_LEAST", "MIDDLE_EVERY",
+from adapters.voice.transport import FRAME_SECONDS
+
+__all__ = ["GROWTH_AT_LEAST", "MIDDLE_EVERY", "POSTPONED_AT_MOST", "SLACK_KEPT",
            "OLD_EVERY", "resident_bytes",
            "CollectionSchedule", "CollectionStats", "collection_schedule", "generation_due",
            "install_collection_schedule", "sweep_due", "uninstall_collection_schedule"]
@@ -52,6 +54,11 @@ log = logging.getLogger("svc.voice.collection")
 #: (and what survives it frozen) every this many (2 s).
 MIDDLE_EVERY = 10
 OLD_EVERY = 100
+#: A collection runs after a ring only if this much of the slot would be left after it
+#: (by what it took last time), for the loop's other work before the next ring; else it
+#: waits, for this many rings at most.
+SLACK_KEPT = 0.002
+POSTPONED_AT_MOST = 5
 #: A sweep while calls play waits for the resident memory to double since the last
 #: sweep, and by at least this.
 GROWTH_AT_LEAST = 256 * 2**20
@@ -94,6 +101,7 @@ class CollectionStats:
         self.collections = [0, 0, 0]  # by generation, on the ticker's beat
         self.sweeps = 0
         self.forced_sweeps = 0  # sweeps while calls were playing
+        self.postponed = 0  # collections that waited a ring for room in the slot
         self.longest_in_play_ms = 0.0  # the longest pause a playing call met
 
 
@@ -104,7 +112,9 @@ class CollectionSchedule:
         self._clock = clock
         self._playing: set[object] = set()  # tickers with frames to ring
         self._was_enabled = False  # automatic collection, before the first ticker played
-        self._rings = 0  # rung while playing
+        self._rings = 0  # rings whose collection has run, while playing
+        self._postponed = 0  # rings in a row whose collection waited
+        self._took = [0.0, 0.0, 0.0]  # what each generation's last collection took (s)
         self._resident_after_sweep = resident_bytes()
         self.players = 0  # calls joined to a ticker now
         self.ended_since_sweep = 0
@@ -142,18 +152,29 @@ class CollectionSchedule:
         if self._was_enabled:
             gc.enable()
 
-    def after_ring(self) -> None:
-        """Every frame of the slot is out: collect what is due, in the slot's rest."""
+    def after_ring(self, time_left: float = FRAME_SECONDS) -> None:
+        """Every frame of the slot is out: collect what is due, in the slot's rest
+        (``time_left`` seconds until the next ring). A collection that would not fit
+        there, by what it took last time, waits for a later ring, up to
+        ``POSTPONED_AT_MOST`` of them."""
         if not self._playing:
             return
+        generation = generation_due(self._rings + 1)
+        if (time_left - self._took[generation] < SLACK_KEPT
+                and self._postponed < POSTPONED_AT_MOST):
+            self._postponed += 1
+            self.stats.postponed += 1
+            return
         self._rings += 1
-        generation = generation_due(self._rings)
+        self._postponed = 0
         started = self._clock()
         gc.collect(generation)
         if generation == 2:
             gc.freeze()
+        took = self._clock() - started
+        self._took[generation] = took
         self.stats.collections[generation] += 1
-        self._note_pause((self._clock() - started) * 1000)
+        self._note_pause(took * 1000)
         if generation == 2 and self._sweep_due():
             self._forced_sweep()
 
@@ -195,7 +216,7 @@ class _NoSchedule:
 
     def release(self, ticker: object) -> None: ...
 
-    def after_ring(self) -> None: ...
+    def after_ring(self, time_left: float = FRAME_SECONDS) -> None: ...
 
 
 _installed: CollectionSchedule | _NoSchedule = _NoSchedule()

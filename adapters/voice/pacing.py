@@ -188,7 +188,7 @@ class FrameTicker:
                     log.exception("work deferred to a tick failed")
         finally:
             sniffio.current_async_library_cvar.reset(token)
-        self._collection.after_ring()
+        self._collection.after_ring((self.slot + 1) * FRAME_SECONDS - self.clock())
         return busy
 
     async def drive(self) -> None:

@@ -15,8 +15,8 @@ import pytest
 
 from adapters.voice import collection
 from adapters.voice.collection import (GROWTH_AT_LEAST, MIDDLE_EVERY, OLD_EVERY,
-                                       CollectionSchedule, generation_due, resident_bytes,
-                                       sweep_due)
+                                       POSTPONED_AT_MOST, CollectionSchedule, generation_due,
+                                       resident_bytes, sweep_due)
 from adapters.voice.pacing import FrameTicker
 
 pytestmark = pytest.mark.anyio
@@ -146,9 +146,11 @@ async def test_automatic_collection_is_off_while_a_ticker_plays_and_as_before_af
 
 @pytest.fixture
 def quick_beat(monkeypatch):
-    """The middle generation collected every 2nd ring, the old one every 4th."""
+    """The middle generation collected every 2nd ring, the old one every 4th, each
+    whatever is left of the slot."""
     monkeypatch.setattr(collection, "MIDDLE_EVERY", 2)
     monkeypatch.setattr(collection, "OLD_EVERY", 4)
+    monkeypatch.setattr(collection, "SLACK_KEPT", float("-inf"))
 
 
 async def test_what_a_slot_allocated_is_collected_after_its_ring(collector, quick_beat):
@@ -200,6 +202,28 @@ async def test_garbage_frozen_while_a_call_played_is_swept_once_nothing_plays(
     assert schedule.stats.sweeps == 1
     assert gone() is None
     assert not schedule.playing and gc.isenabled()
+
+
+def test_a_collection_that_would_not_fit_in_the_rest_of_the_slot_waits_a_few_rings(
+        collector):
+    schedule = CollectionSchedule()
+    ticker = object()
+    schedule.hold(ticker)
+    try:
+        schedule.after_ring(time_left=1.0)  # room: collected
+        assert schedule.stats.collections[0] == 1
+        for _ in range(POSTPONED_AT_MOST):
+            schedule.after_ring(time_left=0.0)  # the next ring is due now: it waits
+        assert schedule.stats.collections[0] == 1
+        assert schedule.stats.postponed == POSTPONED_AT_MOST
+        schedule.after_ring(time_left=0.0)  # it has waited long enough
+        assert schedule.stats.collections[0] == 2
+        schedule.after_ring(time_left=1.0)
+        assert schedule.stats.collections[0] == 3
+        assert schedule.stats.postponed == POSTPONED_AT_MOST
+    finally:
+        schedule.release(ticker)
+    assert gc.isenabled()
 
 
 async def test_while_playing_ended_calls_wait_for_the_next_sweep(collector, quick_beat):
