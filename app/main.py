@@ -167,10 +167,13 @@ def tune_collection_for_serving(app: Application) -> None:
     long-running server only: a test making many applications would keep them all.
     """
 
+    # Before the application starts: the AudioSocket listener binds as it starts, and a
+    # call's ticker takes the schedule installed when it is made.
+    install_collection_schedule()
+
     async def freeze(_: Application) -> None:
         gc.collect()
         gc.freeze()
-        install_collection_schedule()
 
     app.after_start += freeze
 

@@ -21,11 +21,12 @@ itself, on the ticker's beat (``CollectionSchedule``):
   only what survived the last ``OLD_EVERY`` rings, however many calls are live.
 * What is frozen is never collected, so a call must let go of its objects as it ends
   without the collector's help (``adapters/voice/session.py``: its tasks end quietly
-  when cancelled and clear their frames when they fail, its player forgets it), and
-  an ended call leaves nothing frozen behind. Anything else that becomes garbage after
+  when the call's end cancels them, its player forgets it), and an ended call leaves
+  nothing frozen behind (one ended by a failure, rare, is left to the sweep). Anything else that becomes garbage after
   being frozen waits for a sweep — ``gc.unfreeze``, a full collection of everything,
   then ``gc.freeze`` again. A sweep runs when no ticker is playing (no caller hears the
-  pause) and a call has ended since the last one; while calls play, only once the
+  pause, though requests and caller audio wait for it) and a call has ended since the
+  last one; while calls play, only once the
   process's resident memory has more than doubled since the last sweep, and by at
   least ``GROWTH_AT_LEAST`` (``sweep_due``): such a sweep pauses every call's audio
   once (160 ms at 500 calls), and it is logged.
@@ -43,10 +44,10 @@ import time
 
 from adapters.voice.transport import FRAME_SECONDS
 
-__all__ = ["GROWTH_AT_LEAST", "MIDDLE_EVERY", "POSTPONED_AT_MOST", "SLACK_KEPT",
-           "OLD_EVERY", "resident_bytes",
+__all__ = ["GROWTH_AT_LEAST", "MIDDLE_EVERY", "OLD_EVERY", "POSTPONED_AT_MOST", "SLACK_KEPT",
            "CollectionSchedule", "CollectionStats", "collection_schedule", "generation_due",
-           "install_collection_schedule", "sweep_due", "uninstall_collection_schedule"]
+           "install_collection_schedule", "resident_bytes", "sweep_due",
+           "uninstall_collection_schedule"]
 
 log = logging.getLogger("svc.voice.collection")
 
@@ -132,6 +133,9 @@ class CollectionSchedule:
     def left(self) -> None:
         self.players -= 1
         self.ended_since_sweep += 1
+        if not self._playing and self._sweep_due():
+            # The call's last ring released the ticker before its player left.
+            self._sweep()
 
     def hold(self, ticker: object) -> None:
         """``ticker`` plays: automatic collection stays off until no ticker does."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import traceback
+import math
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -139,18 +139,16 @@ async def _letting_go(work: Callable[..., Awaitable[None]], *args: Any) -> None:
 
     anyio keeps an ended task's exception in a reference cycle (through the frame of
     its task group that collected it), and the exception keeps its traceback's frames,
-    whose ``self`` is the whole call. So a task cancelled because the call is over (its
-    task group's scope was cancelled: nothing of it can run any more) ends here
-    quietly, and any other failure goes on with the locals of its finished frames
-    cleared."""
+    whose ``self`` is the whole call. So a task cancelled because the call is over (a
+    scope around it was cancelled: nothing of it can run any more) ends here quietly.
+    Any other cancellation (a future it awaited was cancelled by someone else) goes on,
+    so that the task group ends the call as before; so does a failure, rarer, whose
+    cycle waits for the collector."""
     try:
         await work(*args)
     except anyio.get_cancelled_exc_class():
-        return
-    except BaseException as exc:
-        del work, args
-        traceback.clear_frames(exc.__traceback__)
-        raise
+        if anyio.current_effective_deadline() != -math.inf:
+            raise  # not the call's end
 
 
 def _closing(iterator: Any) -> contextlib.AbstractAsyncContextManager[Any]:

@@ -279,3 +279,13 @@ async def test_a_process_whose_memory_doubled_is_swept_while_playing_and_it_is_l
         in caplog.text
     assert schedule.playing
     ticker.leave(member)
+
+
+async def test_a_call_that_ends_after_its_last_ring_is_swept_as_its_player_leaves(collector):
+    schedule = CollectionSchedule()
+    member = Member(2)
+    ticker = playing(schedule, member)
+    await until(lambda: not schedule.playing)  # played out: the ring released it
+    assert schedule.stats.sweeps == 0
+    ticker.leave(member)  # then the call ends
+    assert schedule.stats.sweeps == 1

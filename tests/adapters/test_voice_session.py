@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from adapters.voice.playback import Player
-from adapters.voice.session import CallSetup, _CallSession, run_call
+from adapters.voice.session import CallSetup, _CallSession, _letting_go, run_call
 from adapters.voice.transport import TransportBroken
 from core.call_outcome import CallInput
 from core.voice import EndCall, PhoneDials
@@ -273,6 +273,33 @@ def _passes_through_session(exc: BaseException) -> bool:
             return True
         tb = tb.tb_next
     return False
+
+
+async def test_a_calls_task_ends_quietly_only_when_the_call_is_over():
+    """Cancelled by its task group (the call's end) it just ends; cancelled otherwise
+    (a future it awaited was cancelled by someone else) the cancellation goes on, so
+    the task group ends the call."""
+    cancelled = anyio.get_cancelled_exc_class()
+
+    async def cancelled_by_someone_else() -> None:
+        raise cancelled()
+
+    with pytest.raises(cancelled):
+        await _letting_go(cancelled_by_someone_else)
+
+    finished = []
+
+    async def waits_for_the_call() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            finished.append(True)
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_letting_go, waits_for_the_call)
+        await anyio.sleep(0.01)
+        tasks.cancel_scope.cancel()
+    assert finished == [True]
 
 
 async def test_a_broken_connection_is_dropped():
