@@ -25,8 +25,8 @@ itself, on the ticker's beat (``CollectionSchedule``):
   nothing frozen behind (one ended by a failure, rare, is left to the sweep). Anything else that becomes garbage after
   being frozen waits for a sweep — ``gc.unfreeze``, a full collection of everything,
   then ``gc.freeze`` again. A sweep runs when no ticker is playing (no caller hears the
-  pause, though requests and caller audio wait for it) and a call has ended since the
-  last one; while calls play, only once the
+  pause, though requests and caller audio wait for it), a call has ended since the
+  last one and that was ``IDLE_SWEEP_GAP_SECONDS`` ago at least; while calls play, only once the
   process's resident memory has more than doubled since the last sweep, and by at
   least ``GROWTH_AT_LEAST`` (``sweep_due``): such a sweep pauses every call's audio
   once (160 ms at 500 calls), and it is logged.
@@ -39,12 +39,13 @@ from __future__ import annotations
 
 import gc
 import logging
+import math
 import os
 import time
 
 from adapters.voice.transport import FRAME_SECONDS
 
-__all__ = ["GROWTH_AT_LEAST", "MIDDLE_EVERY", "OLD_EVERY", "POSTPONED_AT_MOST", "SLACK_KEPT",
+__all__ = ["GROWTH_AT_LEAST", "IDLE_SWEEP_GAP_SECONDS", "MIDDLE_EVERY", "OLD_EVERY", "POSTPONED_AT_MOST", "SLACK_KEPT",
            "CollectionSchedule", "CollectionStats", "collection_schedule", "generation_due",
            "install_collection_schedule", "resident_bytes", "sweep_due",
            "uninstall_collection_schedule"]
@@ -63,6 +64,9 @@ POSTPONED_AT_MOST = 5
 #: A sweep while calls play waits for the resident memory to double since the last
 #: sweep, and by at least this.
 GROWTH_AT_LEAST = 256 * 2**20
+#: Sweeps while nothing plays are this far apart at least: a line whose calls all
+#: hang up at once sweeps once, not once a call.
+IDLE_SWEEP_GAP_SECONDS = 60.0
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -85,14 +89,15 @@ def generation_due(ring: int) -> int:
     return 0
 
 
-def sweep_due(*, playing: bool, ended_since_sweep: int, resident: int | None,
-              resident_after_sweep: int | None) -> bool:
+def sweep_due(*, playing: bool, ended_since_sweep: int, seconds_since_sweep: float,
+              resident: int | None, resident_after_sweep: int | None) -> bool:
     """Whether to unfreeze and collect everything now (see the module's docstring).
     ``resident``: the resident memory now, and just after the last sweep (bytes)."""
     if resident is not None and resident_after_sweep is not None and (
             resident - resident_after_sweep > max(resident_after_sweep, GROWTH_AT_LEAST)):
         return True
-    return not playing and ended_since_sweep > 0
+    return (not playing and ended_since_sweep > 0
+            and seconds_since_sweep >= IDLE_SWEEP_GAP_SECONDS)
 
 
 class CollectionStats:
@@ -117,6 +122,7 @@ class CollectionSchedule:
         self._postponed = 0  # rings in a row whose collection waited
         self._took = [0.0, 0.0, 0.0]  # what each generation's last collection took (s)
         self._resident_after_sweep = resident_bytes()
+        self._swept_at = -math.inf
         self.players = 0  # calls joined to a ticker now
         self.ended_since_sweep = 0
         self.stats = CollectionStats()
@@ -184,6 +190,7 @@ class CollectionSchedule:
 
     def _sweep_due(self) -> bool:
         return sweep_due(playing=self.playing, ended_since_sweep=self.ended_since_sweep,
+                         seconds_since_sweep=self._clock() - self._swept_at,
                          resident=resident_bytes(),
                          resident_after_sweep=self._resident_after_sweep)
 
@@ -205,6 +212,7 @@ class CollectionSchedule:
         gc.collect()
         gc.freeze()
         self._resident_after_sweep = resident_bytes()
+        self._swept_at = self._clock()
         self.ended_since_sweep = 0
         self.stats.sweeps += 1
 

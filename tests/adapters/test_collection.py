@@ -14,9 +14,9 @@ import anyio
 import pytest
 
 from adapters.voice import collection
-from adapters.voice.collection import (GROWTH_AT_LEAST, MIDDLE_EVERY, OLD_EVERY,
-                                       POSTPONED_AT_MOST, CollectionSchedule, generation_due,
-                                       resident_bytes, sweep_due)
+from adapters.voice.collection import (GROWTH_AT_LEAST, IDLE_SWEEP_GAP_SECONDS, MIDDLE_EVERY,
+                                       OLD_EVERY, POSTPONED_AT_MOST, CollectionSchedule,
+                                       generation_due, resident_bytes, sweep_due)
 from adapters.voice.pacing import FrameTicker
 
 pytestmark = pytest.mark.anyio
@@ -92,13 +92,19 @@ def test_young_is_collected_at_every_ring_middle_and_old_at_their_own_beat():
 
 
 def rule(**given) -> bool:
-    return sweep_due(**{"playing": True, "ended_since_sweep": 0, "resident": 2**30,
+    return sweep_due(**{"playing": True, "ended_since_sweep": 0,
+                        "seconds_since_sweep": IDLE_SWEEP_GAP_SECONDS, "resident": 2**30,
                         "resident_after_sweep": 2**30, **given})
 
 
 def test_a_sweep_is_due_when_nothing_plays_and_a_call_has_ended_since_the_last():
     assert rule(playing=False, ended_since_sweep=1)
     assert not rule(playing=False, ended_since_sweep=0)
+
+
+def test_while_nothing_plays_sweeps_are_a_minute_apart_at_least():
+    assert not rule(playing=False, ended_since_sweep=500,
+                    seconds_since_sweep=IDLE_SWEEP_GAP_SECONDS - 1)
 
 
 def test_while_playing_ended_calls_never_make_a_sweep_due():
@@ -281,11 +287,13 @@ async def test_a_process_whose_memory_doubled_is_swept_while_playing_and_it_is_l
     ticker.leave(member)
 
 
-async def test_a_call_that_ends_after_its_last_ring_is_swept_as_its_player_leaves(collector):
+async def test_calls_that_end_after_their_last_ring_are_swept_once_as_they_leave(
+        collector):
     schedule = CollectionSchedule()
-    member = Member(2)
-    ticker = playing(schedule, member)
+    calls = [Member(2) for _ in range(3)]
+    ticker = playing(schedule, *calls)
     await until(lambda: not schedule.playing)  # played out: the ring released it
     assert schedule.stats.sweeps == 0
-    ticker.leave(member)  # then the call ends
+    for call in calls:  # then the calls end, all at once
+        ticker.leave(call)
     assert schedule.stats.sweeps == 1
