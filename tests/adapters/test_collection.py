@@ -193,15 +193,23 @@ async def test_the_old_generation_is_frozen_after_each_old_collection(collector,
     assert [old for collections, old in old_at_tick if collections == 1][0] == 0
 
 
-async def test_garbage_frozen_while_a_call_played_is_swept_once_nothing_plays(
-        collector, quick_beat):
-    schedule = CollectionSchedule()
+async def garbage_frozen_while_playing(
+        schedule: CollectionSchedule) -> tuple[weakref.ref, Member, FrameTicker]:
+    """A call playing, and a cycle frozen by an old collection, then dropped: the
+    cycle's weak reference, the call, its ticker."""
     cycle = Cycle()
     gone = weakref.ref(cycle)
     member = Member(1_000_000, churn)
     ticker = playing(schedule, member)
     await until(lambda: schedule.stats.collections[2] >= 1)
     del cycle
+    return gone, member, ticker
+
+
+async def test_garbage_frozen_while_a_call_played_is_swept_once_nothing_plays(
+        collector, quick_beat):
+    schedule = CollectionSchedule()
+    gone, member, ticker = await garbage_frozen_while_playing(schedule)
     gc.collect()
     assert gone() is not None  # frozen: no collection reaches it
     ticker.leave(member)  # the call ends; nothing plays any more
@@ -268,12 +276,7 @@ async def test_a_process_whose_memory_doubled_is_swept_while_playing_and_it_is_l
     resident = [GROWTH_AT_LEAST]
     monkeypatch.setattr(collection, "resident_bytes", lambda: resident[0])
     schedule = CollectionSchedule()
-    cycle = Cycle()
-    gone = weakref.ref(cycle)
-    member = Member(1_000_000, churn)
-    ticker = playing(schedule, member)
-    await until(lambda: schedule.stats.collections[2] >= 1)
-    del cycle
+    gone, member, ticker = await garbage_frozen_while_playing(schedule)
     old = schedule.stats.collections[2]
     await until(lambda: schedule.stats.collections[2] >= old + 1)
     assert schedule.stats.forced_sweeps == 0 and gone() is not None
