@@ -20,6 +20,12 @@ Refused, unless the administrator put the host on the allow list:
 
 An allow-list entry is a host name or an IP address as written in URLs; it lets that
 host through whatever it resolves to.
+
+A host is judged as the HTTP client will read it, not as it is written: compatibility
+forms are folded (fullwidth ``１２７.０.０.１``), the dots IDNA treats as dots count
+(``127。0。0。1``), and the numbers ``inet_aton`` accepts are addresses (``2130706433``,
+``0177.0.0.1``, ``0x7f.1``). The adapter judges again, with the client's own URL
+parser, and checks the address of every socket before it connects.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from __future__ import annotations
 import enum
 import ipaddress
 import re
+import unicodedata
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -37,6 +44,7 @@ __all__ = [
     "check_egress",
     "classify_address",
     "display_host",
+    "normal_host",
     "parse_allow_hosts",
 ]
 
@@ -51,6 +59,12 @@ _METADATA_NAMES = frozenset(
 )  # fmt: skip
 
 _HOST_NAME = re.compile(r"(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*")
+
+# The full stops IDNA (UTS #46) maps to ".": ideographic, fullwidth, halfwidth.
+_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+
+# One part of an IPv4 address as ``inet_aton`` reads it: hex, octal or decimal.
+_ATON_PART = re.compile(r"0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*")
 
 # NAT64 embeds an IPv4 address in the low 32 bits (RFC 6052 well-known prefix).
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -182,6 +196,30 @@ def classify_address(address: IPAddress) -> EgressReason | None:
     return None
 
 
+def normal_host(host: str) -> str:
+    """``host`` as a client connects to it: compatibility characters folded (NFKC),
+    IDNA's full stops made dots, lower case, without brackets or a final dot."""
+    folded = unicodedata.normalize("NFKC", host).translate(_DOTS)
+    return folded.strip().lower().removeprefix("[").removesuffix("]").rstrip(".")
+
+
+def _inet_aton(host: str) -> ipaddress.IPv4Address | None:
+    """The address of a legacy IPv4 form (``2130706433``, ``0177.0.0.1``, ``0x7f.1``,
+    ``127.1``), read as the C library's ``inet_aton`` reads it; None for anything else."""
+    parts = host.split(".")
+    if not 1 <= len(parts) <= 4 or not all(_ATON_PART.fullmatch(part) for part in parts):
+        return None
+    numbers = [int(part[2:] or "0", 16) if part.startswith("0x") else int(part, 8) if part.startswith("0")
+               else int(part) for part in parts]  # fmt: skip
+    *leading, last = numbers
+    if any(number > 255 for number in leading) or last >= 256 ** (5 - len(numbers)):
+        return None
+    value = last
+    for position, number in enumerate(leading):
+        value |= number << (8 * (3 - position))
+    return ipaddress.IPv4Address(value)
+
+
 def _host_of(url: str) -> tuple[str | None, EgressDecision | None]:
     """The URL's host in lower case without a final dot, or the refusal."""
     try:
@@ -189,7 +227,7 @@ def _host_of(url: str) -> tuple[str | None, EgressDecision | None]:
         _ = parts.port  # raises ValueError for a port that is not a number in range
     except ValueError:
         return None, _refuse(None, EgressReason.BAD_URL, f"{url!r} is not a valid URL")
-    host = (parts.hostname or "").rstrip(".")
+    host = normal_host(parts.hostname or "")
     if parts.scheme.lower() not in _SCHEMES:
         return host or None, _refuse(
             host or None,
@@ -199,10 +237,6 @@ def _host_of(url: str) -> tuple[str | None, EgressDecision | None]:
     if not host:
         return None, _refuse(None, EgressReason.BAD_URL, f"{url!r} names no host")
     return host, None
-
-
-def _normal_host(entry: str) -> str:
-    return entry.strip().lower().removeprefix("[").removesuffix("]").rstrip(".")
 
 
 def check_egress(
@@ -220,13 +254,13 @@ def check_egress(
     if refusal is not None:
         return refusal
     assert host is not None
-    if host in {_normal_host(entry) for entry in allow_hosts}:
+    if host in {normal_host(entry) for entry in allow_hosts}:
         return EgressDecision(True, host)
     if host in _METADATA_NAMES:
         return _refuse(host, EgressReason.METADATA, f"{host} is a cloud metadata service")
     if host == "localhost" or host.endswith(".localhost"):
         return _refuse(host, EgressReason.LOOPBACK, f"{host} names this machine")
-    literal = _parse_address(host)
+    literal = _parse_address(host) or _inet_aton(host)
     candidates = [literal] if literal is not None else list(addresses)
     if not candidates:
         return _refuse(host, EgressReason.UNRESOLVED, f"{host} did not resolve to any address")
@@ -244,7 +278,12 @@ def _check_one(host: str, candidate: str | IPAddress) -> EgressDecision | None:
     reason = classify_address(address)
     if reason is None:
         return None
-    where = f"{host} is" if _parse_address(host) == address else f"{host} resolves to {address},"
+    if _parse_address(host) == address:
+        where = f"{host} is"
+    elif _inet_aton(host) == address:
+        where = f"{host} is {address},"
+    else:
+        where = f"{host} resolves to {address},"
     return _refuse(host, reason, f"{where} {_DESCRIPTIONS[reason]}")
 
 
@@ -263,9 +302,10 @@ def display_host(url: str) -> str | None:
     """The host of a saved target's URL, the only part ever shown again
     (spec: telephony.md "Notification target" — "a saved target shows only its host")."""
     try:
-        return urlsplit(url).hostname
+        host = urlsplit(url).hostname
     except ValueError:
         return None
+    return normal_host(host) if host else None
 
 
 def parse_allow_hosts(text: str | None) -> tuple[str, ...]:
@@ -274,7 +314,7 @@ def parse_allow_hosts(text: str | None) -> tuple[str, ...]:
     the first entry that is neither."""
     entries = []
     for raw in (text or "").replace(",", " ").split():
-        entry = _normal_host(raw)
+        entry = normal_host(raw)
         if _parse_address(entry) is None and not _HOST_NAME.fullmatch(entry):
             raise ValueError(f"{raw!r} is not a host name or an IP address")
         entries.append(entry)

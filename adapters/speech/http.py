@@ -2,7 +2,8 @@
 
 What belongs here: ``SpeechHttp`` (an aiohttp session the engines of every call share,
 so a call does not pay a new TLS handshake per sentence), ``request`` (send, check the
-status, always let go of the response) and ``map_exceptions``, where aiohttp's errors
+status, always let go of the response), ``gated_request`` (the same through the egress
+gate, for the turn detector) and ``map_exceptions``, where aiohttp's errors
 become ``SpeechUnavailable`` with a sentence an operator can act on. What the bodies
 mean is the engines' business (``openai.py``, ``turns.py``).
 """
@@ -10,7 +11,7 @@ mean is the engines' business (``openai.py``, ``turns.py``).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Collection, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -18,12 +19,15 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from adapters.egress_http import EgressRefused, allowing, gated_session, precheck
 from adapters.session_pool import LazySession
 from adapters.speech.base import SpeechTimeouts, SpeechUnavailable
 
-__all__ = ["Endpoint", "SpeechHttp", "map_exceptions"]
+__all__ = ["Endpoint", "SpeechHttp", "gated_request", "map_exceptions"]
 
 _MAX_ERROR_BYTES = 16 * 1024
+#: The outer bound of a gated session; each request brings its own, shorter, timeouts.
+_GATED_CEILING_SECONDS = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +97,25 @@ class SpeechHttp(LazySession):
     def __init__(self, *, max_connections: int = 256) -> None:
         self._max_connections = max_connections
 
+    _gated: aiohttp.ClientSession | None = None
+
     def _new_session(self) -> aiohttp.ClientSession:
         connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=60)
         return aiohttp.ClientSession(connector=connector)
+
+    def _gated_session(self) -> aiohttp.ClientSession:
+        """The session of the requests that pass the egress gate (its connections are
+        never kept alive, so they cannot share the pool)."""
+        self._get_session()  # refuses use after close, like the pool
+        if self._gated is None:
+            self._gated = gated_session(timeout_seconds=_GATED_CEILING_SECONDS)
+        return self._gated
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        if self._gated is not None:
+            await self._gated.close()
+            self._gated = None
 
     @asynccontextmanager
     async def request(self, endpoint: Endpoint, path: str, timeouts: SpeechTimeouts,
@@ -116,6 +136,31 @@ async def request(http: SpeechHttp | None, endpoint: Endpoint, path: str,
     async with aiohttp.ClientSession() as session:
         async with _request(session, endpoint, path, timeouts, kwargs) as response:
             yield response
+
+
+@asynccontextmanager
+async def gated_request(http: SpeechHttp | None, endpoint: Endpoint, path: str,
+                        timeouts: SpeechTimeouts, allow_hosts: Collection[str],
+                        **kwargs: Any) -> AsyncIterator[aiohttp.ClientResponse]:
+    """``request`` through the egress gate with the administrator's ``allow_hosts``:
+    for a URL typed into the settings, which must not reach this machine or its
+    network unless allowed (spec: telephony.md "Outward notifications" — the same
+    gate as other connectors)."""
+    url = endpoint.at(path)
+    try:
+        precheck(url, allow_hosts)
+        with allowing(allow_hosts):
+            if http is not None:
+                async with _request(http._gated_session(), endpoint, path, timeouts,
+                                    kwargs) as response:
+                    yield response
+                return
+            async with gated_session(timeout_seconds=_GATED_CEILING_SECONDS) as session:
+                async with _request(session, endpoint, path, timeouts, kwargs) as response:
+                    yield response
+    except EgressRefused as refused:
+        raise SpeechUnavailable(f"its address is not allowed: {refused.decision.detail}",
+                                engine=endpoint.label) from None
 
 
 @asynccontextmanager

@@ -16,14 +16,19 @@ so the protocol is ours and small (docs/decisions.md "Speech engines"):
 other answer — another status, a body that is not that object, a number out of range —
 and any time-out raise ``SpeechUnavailable``; the voice pipeline then stops asking for
 the rest of the call.
+
+The URL is the administrator's, but typed into a setting: it passes the egress gate
+like every other connector, with the allow list ``egress.allow_hosts`` (a detector on
+this machine or the local network is put there).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 
 from adapters.speech.base import SpeechTimeouts, SpeechUnavailable
-from adapters.speech.http import Endpoint, SpeechHttp, map_exceptions, request
+from adapters.speech.http import Endpoint, SpeechHttp, gated_request, map_exceptions
 
 __all__ = ["TURN_TIMEOUTS", "HttpTurnDetector"]
 
@@ -36,17 +41,21 @@ _MAX_ANSWER_BYTES = 4096
 class HttpTurnDetector:
     """Asks the turn-detection service whether the caller has finished."""
 
-    def __init__(self, endpoint: Endpoint, *, timeouts: SpeechTimeouts = TURN_TIMEOUTS,
+    def __init__(self, endpoint: Endpoint, *, allow_hosts: Collection[str] = (),
+                 timeouts: SpeechTimeouts = TURN_TIMEOUTS,
                  http: SpeechHttp | None = None) -> None:
         self.endpoint = endpoint
+        #: hosts the egress gate lets through although their addresses are not public
+        self.allow_hosts = tuple(allow_hosts)
         self.timeouts = timeouts
         self._http = http
 
     async def end_of_turn(self, transcript: str) -> float:
         """Probability 0..1 that ``transcript`` is a finished turn."""
         label = self.endpoint.label
-        async with request(self._http, self.endpoint, "", self.timeouts,
-                           json={"transcript": transcript}) as response:
+        async with gated_request(self._http, self.endpoint, "", self.timeouts,
+                                 self.allow_hosts,
+                                 json={"transcript": transcript}) as response:
             with map_exceptions(label):
                 body = await response.content.read(_MAX_ANSWER_BYTES + 1)
         try:

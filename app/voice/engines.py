@@ -25,6 +25,7 @@ from adapters.speech.sphinx import LocalRecogniser
 from adapters.speech.turns import HttpTurnDetector
 from app.crypto import SecretBox
 from app.services.settings import Settings, Snapshot
+from core.egress import parse_allow_hosts
 from core.refusals import streaming_synthesiser_configured
 
 __all__ = ["LOCAL", "CallEngines", "engines_for_calls", "synthesiser_for"]
@@ -88,7 +89,10 @@ def recogniser_for(snapshot: Snapshot, key: str | None,
 
 def turn_detector_for(snapshot: Snapshot, http: SpeechHttp | None = None) -> TurnDetector | None:
     url = (snapshot["voice.turn_detection_url"] or "").strip()
-    return HttpTurnDetector(Endpoint(url), http=http) if url else None
+    if not url:
+        return None
+    allow_hosts = parse_allow_hosts(snapshot["egress.allow_hosts"])
+    return HttpTurnDetector(Endpoint(url), allow_hosts=allow_hosts, http=http)
 
 
 async def engines_for_calls(settings: Settings, box: SecretBox, *,

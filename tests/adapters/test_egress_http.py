@@ -1,5 +1,6 @@
 """The gated session: a name is resolved once and judged by every address it gave;
-address literals are judged before any connection; the allow list travels with the
+hosts are judged as the client reads them, and every socket's address before it
+connects, whatever notation the URL used; the allow list travels with the
 request; redirects are not followed. The name lookup is replaced (no DNS here) by a
 resolver answering like the system's, and the server is a real one on loopback."""
 
@@ -10,11 +11,13 @@ import socket
 import pytest
 from aiohttp import web
 from aiohttp.abc import AbstractResolver
+from aiohttp.client_exceptions import InvalidURL
 
 from adapters.egress_http import EgressRefused, allowing, gated_session, precheck
 from adapters.notify_sender import NotificationSender, Result
 from core.egress import EgressReason
 from core.notifications import OutgoingRequest
+from tests.support.listener import SilentListener, ipv6_loopback
 
 pytestmark = pytest.mark.anyio
 
@@ -62,8 +65,9 @@ async def server():
         await runner.cleanup()
 
 
-async def _post(session, url: str, allow: tuple[str, ...] = ()) -> int:
-    precheck(url, allow)
+async def _post(session, url: str, allow: tuple[str, ...] = (), *, check: bool = True) -> int:
+    if check:
+        precheck(url, allow)
     with allowing(allow):
         async with session.post(url, data=b"{}", allow_redirects=False) as response:
             return response.status
@@ -133,3 +137,79 @@ async def test_a_refusal_does_not_tell_what_a_name_resolves_to(server):
         await sender.aclose()
     assert refused.result is Result.REFUSED
     assert refused.detail == "the egress gate refused intranet.example.test: private"
+
+
+# -- hosts written so the client reads them as this machine -----------------------------
+
+# Each reaches 127.0.0.1 (or ::1) once the client has read it: fullwidth digits and
+# ideographic full stops (folded by IDNA), the numbers inet_aton accepts, an IPv6
+# wrapper, a final dot, a user name before the host.
+TRICKY_LOOPBACK = [
+    "http://１２７.０.０.１:{port}/hook",
+    "http://127。0。0。1:{port}/hook",
+    "http://127．0．0．1:{port}/hook",
+    "http://2130706433:{port}/hook",
+    "http://0177.0.0.1:{port}/hook",
+    "http://0x7f.1:{port}/hook",
+    "http://127.1:{port}/hook",
+    "http://[::ffff:127.0.0.1]:{port}/hook",
+    "http://127.0.0.1.:{port}/hook",
+    "http://localhost.:{port}/hook",
+    "http://ＬＯＣＡＬＨＯＳＴ:{port}/hook",
+    "http://a@127.0.0.1:{port}/hook",
+    "http://127.0.0.1:80@127.0.0.1:{port}/hook",
+]
+
+
+@pytest.mark.parametrize("url", TRICKY_LOOPBACK)
+async def test_a_host_is_judged_as_the_client_reads_it(url):
+    with SilentListener() as listener:
+        target = url.format(port=listener.port)
+        with pytest.raises(EgressRefused) as refused:
+            precheck(target, ())
+        assert refused.value.decision.reason is EgressReason.LOOPBACK
+        sender = NotificationSender()
+        try:
+            result = await sender.post(target, OutgoingRequest(b"{}", ()), ())
+        finally:
+            await sender.aclose()
+        assert result.result is Result.REFUSED and "loopback" in result.detail
+        assert listener.connections() == 0
+
+
+@pytest.mark.parametrize("url", TRICKY_LOOPBACK)
+async def test_the_socket_is_judged_even_when_the_url_was_not(url):
+    # A request made without ``precheck``: the gate still refuses the address the
+    # socket would connect to, before connecting.
+    with SilentListener() as listener:
+        session = gated_session(timeout_seconds=10)
+        try:
+            with pytest.raises((EgressRefused, InvalidURL)):
+                await _post(session, url.format(port=listener.port).replace("hook", "x"),
+                            check=False)
+        finally:
+            await session.close()
+        assert listener.connections() == 0
+
+
+@pytest.mark.skipif(not ipv6_loopback(), reason="no IPv6 loopback here")
+@pytest.mark.parametrize("url", ["http://[::1]:{port}/hook", "http://[0:0:0:0:0:0:0:1]:{port}/x"])
+async def test_the_ipv6_loopback_is_refused_before_connecting(url):
+    with SilentListener("::1") as listener:
+        session = gated_session(timeout_seconds=10)
+        try:
+            with pytest.raises(EgressRefused):
+                await _post(session, url.format(port=listener.port), check=False)
+        finally:
+            await session.close()
+        assert listener.connections() == 0
+
+
+async def test_an_allowed_literal_still_connects_through_the_socket_check(server):
+    port, seen = server
+    session = gated_session(timeout_seconds=10)
+    try:
+        assert await _post(session, f"http://１２７.０.０.１:{port}/hook", ("127.0.0.1",)) == 200
+    finally:
+        await session.close()
+    assert seen == ["/hook"]

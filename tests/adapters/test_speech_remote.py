@@ -15,6 +15,7 @@ from adapters.speech import (
 from adapters.speech.http import Endpoint
 from adapters.speech.openai import OpenAIRecogniser, OpenAISynthesiser, input_pieces
 from adapters.speech.turns import HttpTurnDetector
+from tests.support.listener import SilentListener
 from tests.fakes.speech import SpeechBehaviour, speech, speech_http, spoken_pcm  # noqa: F401
 
 pytestmark = pytest.mark.anyio
@@ -35,7 +36,8 @@ def recogniser(speech, speech_http=None, timeouts=SpeechTimeouts(), language=Non
 
 
 def detector(speech, speech_http=None, timeouts=SpeechTimeouts()):
-    return HttpTurnDetector(Endpoint(speech.turn_url), timeouts=timeouts, http=speech_http)
+    return HttpTurnDetector(Endpoint(speech.turn_url), allow_hosts=("127.0.0.1",),
+                            timeouts=timeouts, http=speech_http)
 
 
 async def speak(engine, text: str) -> list[bytes]:
@@ -273,6 +275,18 @@ async def test_turn_detection_errors_and_absence_are_unavailable(speech):
     speech.behaviour = SpeechBehaviour(status=502)
     with pytest.raises(SpeechUnavailable, match="HTTP 502"):
         await detector(speech).end_of_turn("Yes.")
-    gone = HttpTurnDetector(Endpoint(f"http://127.0.0.1:{closed_port()}/turn"))
+    gone = HttpTurnDetector(Endpoint(f"http://127.0.0.1:{closed_port()}/turn"),
+                            allow_hosts=("127.0.0.1",))
     with pytest.raises(SpeechUnavailable, match="cannot connect"):
         await gone.end_of_turn("Yes.")
+
+
+@pytest.mark.parametrize("host", ["１２７.０.０.１", "127。0。0。1", "127.0.0.1", "localhost"])
+async def test_turn_detection_passes_the_egress_gate(host):
+    # voice.turn_detection_url is typed into a setting: unless allowed, it may not
+    # reach this machine, however its host is written.
+    with SilentListener() as listener:
+        gated = HttpTurnDetector(Endpoint(f"http://{host}:{listener.port}/turn"))
+        with pytest.raises(SpeechUnavailable, match="not allowed"):
+            await gated.end_of_turn("Yes.")
+        assert listener.connections() == 0

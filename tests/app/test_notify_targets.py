@@ -13,6 +13,7 @@ from app.config import BootConfig
 from app.services.bundle import Services
 from core.notifications import SIGNATURE_HEADER, verify_signature
 from tests.support.http import running_app
+from tests.support.listener import SilentListener, closed_port
 from tests.support.receiver import Receiver
 from tests.support.settings import allow_loopback, set_runtime
 
@@ -117,6 +118,10 @@ async def test_bad_targets_are_refused_naming_the_field(api, owner, fields, fiel
     "http://127.0.0.1:9000/hook", "http://localhost/hook", "http://[::1]/hook",
     "http://10.1.2.3/hook", "http://192.168.1.20/hook", "http://169.254.169.254/latest",
     "http://metadata.google.internal/computeMetadata", "http://[::ffff:127.0.0.1]/hook",
+    # written so that only the client's reading of them is this machine
+    "http://１２７.０.０.１:9000/hook", "http://127。0。0。1/hook", "http://2130706433/hook",
+    "http://0177.0.0.1/hook", "http://0x7f.1/hook", "http://localhost./hook",
+    "http://a@127.0.0.1/hook",
 ])
 async def test_targets_on_this_machine_private_or_metadata_addresses_are_refused(
         api, owner, services, url):
@@ -237,3 +242,24 @@ async def test_the_live_test_reports_failure_and_the_gate(api, owner, services):
         assert len(receiver.received) == 1
     listed = (await api.get("/api/notify-targets", headers=owner)).json()["data"]
     assert listed[0]["last_attempt"]["result"] == "refused"
+
+
+async def test_a_refused_target_answers_the_same_whether_its_port_is_open(api, owner, services):
+    # Saved while loopback was allowed, in notations the client reads as 127.0.0.1;
+    # once it is no longer allowed, the test connects to nothing and cannot tell an
+    # open port from a closed one.
+    await set_runtime(services, "notifications.enabled", True)
+    await allow_loopback(services)
+    with SilentListener() as listener:
+        listening = await _create(api, owner, kind="webhook",
+                                  url=f"http://１２７.０.０.１:{listener.port}/hook")
+        closed = await _create(api, owner, kind="webhook",
+                               url=f"http://127。0。0。1:{closed_port()}/hook")
+        assert listening["host"] == closed["host"] == "127.0.0.1"
+        await set_runtime(services, "egress.allow_hosts", "")
+        answers = [(await api.post(f"/api/notify-targets/{target['id']}/test",
+                                   headers=owner)).json() for target in (listening, closed)]
+        assert answers[0] == answers[1] == {
+            "result": "refused", "status_code": None,
+            "detail": "the egress gate refused 127.0.0.1: loopback"}
+        assert listener.connections() == 0

@@ -36,7 +36,8 @@ async def remote(services, speech):
                     voice_live__tts_api_key_enc="sk-speak",
                     voice_live__stt_url=speech.base_url, voice_live__stt_model="whisper-large",
                     voice_live__stt_api_key_enc="sk-hear",
-                    voice__turn_detection_url=speech.turn_url)
+                    voice__turn_detection_url=speech.turn_url,
+                    egress__allow_hosts="127.0.0.1")
 
 
 async def say(synthesiser, text: str) -> bytes:
