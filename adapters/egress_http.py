@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import ipaddress
+import logging
 import socket
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
@@ -34,8 +35,10 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 
 from core.egress import EgressDecision, EgressReason, check_egress
 
-__all__ = ["EgressRefused", "GatedClient", "allowing", "client_url", "gated_session",
-           "precheck"]
+__all__ = ["EgressRefused", "GatedClient", "allowing", "client_url", "failure_words",
+           "gated_session", "precheck", "refusal_words"]
+
+log = logging.getLogger("svc.egress")
 
 
 @dataclass(slots=True)
@@ -57,6 +60,27 @@ class EgressRefused(Exception):
     def __init__(self, decision: EgressDecision) -> None:
         super().__init__(decision.detail or "refused by the egress gate")
         self.decision = decision
+
+
+def refusal_words(refused: EgressRefused) -> str:
+    """The gate's reason without the addresses a name resolved to: whoever reads it
+    (a target's owner, a model) need not learn what names inside the network resolve to."""
+    decision = refused.decision
+    reason = decision.reason.value.replace("_", " ") if decision.reason else "refused"
+    return f"the egress gate refused {decision.host or 'the address'}: {reason}"
+
+
+def failure_words(exc: aiohttp.ClientError) -> str:
+    """What went wrong with a request, in words (no client-library text, no address);
+    that text goes to the log."""
+    log.warning("outward request failed", extra={"detail": f"{type(exc).__name__}: {exc}"})
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return "could not be reached (its name is unknown)"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return "could not be reached"
+    if isinstance(exc, (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)):
+        return "broke off before answering in full"
+    return "answered something that could not be read"
 
 
 @contextlib.contextmanager

@@ -5,7 +5,8 @@ JSON body, or as query parameters for GET and DELETE — the optional secret hea
 a time limit, a cap on the response size, and reading the answer as JSON or text.
 Every request passes the egress gate (``adapters.egress_http``), as notifications do.
 Every failure is an ``HttpToolError`` whose message is safe to show the model: it
-names what went wrong, never the secret or the full URL.
+names what went wrong in words, never the secret, the full URL, the addresses a name
+resolved to or the client library's own text.
 """
 
 from __future__ import annotations
@@ -17,7 +18,14 @@ from typing import Any
 
 import aiohttp
 
-from adapters.egress_http import EgressRefused, GatedClient, allowing, precheck
+from adapters.egress_http import (
+    EgressRefused,
+    GatedClient,
+    allowing,
+    failure_words,
+    precheck,
+    refusal_words,
+)
 
 __all__ = ["HttpToolClient", "HttpToolError", "HttpToolRequest"]
 
@@ -84,11 +92,11 @@ class HttpToolClient(GatedClient):
                         raise HttpToolError(f"it answered HTTP {response.status}")
                     return _decode(body, response.content_type)
         except EgressRefused as refused:
-            raise HttpToolError(f"its address is not allowed: {refused.decision.detail}") from None
+            raise HttpToolError(f"its address is not allowed ({refusal_words(refused)})") from None
         except TimeoutError:
             raise HttpToolError("it did not answer in time") from None
         except aiohttp.ClientError as exc:
-            raise HttpToolError(f"it could not be reached ({type(exc).__name__})") from None
+            raise HttpToolError(f"it {failure_words(exc)}") from None
 
     async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes:
         parts, size = [], 0

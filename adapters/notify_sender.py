@@ -5,8 +5,8 @@ spec: telephony.md "Outward notifications". The body and headers come ready from
 of it. A 2xx answer delivers; any other answer, a timeout or a refused connection
 fails (``core.notifications.is_retryable`` decides whether to try again); the gate's
 refusal is its own result and is never retried. The detail of a result names what
-went wrong but never the URL, which is a secret of its owner, nor the addresses a
-name resolved to.
+went wrong, in words, but never the URL, which is a secret of its owner, nor the
+addresses a name resolved to, nor the client library's own text.
 """
 
 from __future__ import annotations
@@ -18,7 +18,14 @@ from dataclasses import dataclass
 import aiohttp
 from aiohttp.abc import AbstractResolver
 
-from adapters.egress_http import EgressRefused, GatedClient, allowing, precheck
+from adapters.egress_http import (
+    EgressRefused,
+    GatedClient,
+    allowing,
+    failure_words,
+    precheck,
+    refusal_words,
+)
 from core.notifications import OutgoingRequest
 
 __all__ = ["NotificationSender", "PostResult", "Result"]
@@ -40,14 +47,6 @@ class PostResult:
     detail: str
 
 
-def _refusal(refused: EgressRefused) -> str:
-    """The gate's reason without the addresses the name resolved to: a target's owner
-    sees it, and need not learn what names inside the network resolve to."""
-    decision = refused.decision
-    reason = decision.reason.value.replace("_", " ") if decision.reason else "refused"
-    return f"the egress gate refused {decision.host or 'the address'}: {reason}"
-
-
 class NotificationSender(GatedClient):
     """One session for every notification of the process; ``aclose()`` at stop."""
 
@@ -66,11 +65,11 @@ class NotificationSender(GatedClient):
                     await response.content.read(_MAX_ANSWER_BYTES)
                     status = response.status
         except EgressRefused as refused:
-            return PostResult(Result.REFUSED, None, _refusal(refused))
+            return PostResult(Result.REFUSED, None, refusal_words(refused))
         except TimeoutError:
             return PostResult(Result.FAILED, None, "no answer in time")
         except aiohttp.ClientError as exc:
-            return PostResult(Result.FAILED, None, f"could not be reached ({type(exc).__name__})")
+            return PostResult(Result.FAILED, None, failure_words(exc))
         if 200 <= status < 300:
             return PostResult(Result.DELIVERED, status, f"answered HTTP {status}")
         return PostResult(Result.FAILED, status, f"answered HTTP {status}")

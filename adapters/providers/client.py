@@ -12,8 +12,8 @@ Built on aiohttp's client: relaying through BlackSheep it measured about 8x http
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, AnyStr
 
@@ -27,6 +27,7 @@ from adapters.providers.errors import (
 from adapters.providers.streams import ChunkStream, RawRelay
 from adapters.session_pool import LazySession
 from core.errors import RemoteProtocolError
+from core.redaction import redact
 from core.sse import (
     MAX_EVENT_BYTES,
     asking_usage,
@@ -39,6 +40,7 @@ __all__ = ["ProviderClient", "Timeouts", "Upstream"]
 
 _MAX_BODY_BYTES = 16 * 1024 * 1024  # a whole non-streamed answer
 _MAX_ERROR_BYTES = 64 * 1024  # enough for any error message, not for an abuse
+_KEY_MARK = "[provider key]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,13 +59,15 @@ class Upstream:
 
     def redacted(self, text: AnyStr) -> AnyStr:
         """``text`` from the upstream without the key we sent it: some providers echo
-        the key in a refusal ("Incorrect API key provided: sk-…"), and their message
-        is passed on to the caller, who must never see the key."""
+        the key in a refusal ("Incorrect API key provided: sk-…"), whole, cut or
+        masked, and their message is passed on to the caller, who must never see any
+        of the key (``core.redaction``)."""
         if not self.api_key:
             return text
         if isinstance(text, bytes):
-            return text.replace(self.api_key.encode(), b"[provider key]")
-        return text.replace(self.api_key, "[provider key]")
+            clear = text.decode("utf-8", "surrogateescape")
+            return redact(clear, [self.api_key], _KEY_MARK).encode("utf-8", "surrogateescape")
+        return redact(text, [self.api_key], _KEY_MARK)
 
     def headers(self, accept: str) -> dict[str, str]:
         headers = {"Accept": accept, **self.extra_headers}
@@ -89,6 +93,17 @@ class Timeouts:
         return aiohttp.ClientTimeout(
             total=None, connect=self.connect, sock_connect=self.connect, sock_read=self.read
         )
+
+
+@contextmanager
+def _redacting(upstream: Upstream) -> Iterator[None]:
+    """An error frame read mid-stream (raised as the caller reads) without the key."""
+    try:
+        yield
+    except UpstreamStatusError as error:
+        error.message = upstream.redacted(error.message)
+        error.body = upstream.redacted(error.body)
+        raise
 
 
 class ProviderClient(LazySession):
@@ -146,7 +161,8 @@ class ProviderClient(LazySession):
     ) -> AsyncIterator[ChunkStream]:
         """A streamed chat completion read as chunk dicts: ``async for chunk in s``."""
         async with self._event_stream(upstream, body, timeouts) as response:
-            yield ChunkStream(response, upstream.label, self._max_event_bytes)
+            with _redacting(upstream):
+                yield ChunkStream(response, upstream.label, self._max_event_bytes)
 
     @asynccontextmanager
     async def relay(
@@ -181,8 +197,9 @@ class ProviderClient(LazySession):
                     # Only our own option was refused (the caller sent none, and
                     # without it the upstream answered): never add it there again.
                     self._refuse_stream_options.add(upstream.base_url)
-            yield RawRelay(response, upstream.label, self._max_event_bytes,
-                           hide_usage=hide_usage)
+            with _redacting(upstream):
+                yield RawRelay(response, upstream.label, self._max_event_bytes,
+                               hide_usage=hide_usage, redact=upstream.redacted)
 
     # -- the request itself --------------------------------------------------------
 

@@ -7,10 +7,16 @@ to know which HTTP client sits underneath.
 
 Each error carries ``status_code``: the status our own ``/v1`` answer should use
 (spec: DESIGN.md "/v1 protocol" — 502/504 for upstream failure).
+
+What an error says (``str(error)``, ``public``) is for the people who called: what
+happened, in their words ("the provider could not be reached"), never the client
+library's own text (``ClientConnectorError``, ``ssl:default``, addresses). That text
+goes to the log, with the request id, when the failure is mapped (``detail``).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -32,16 +38,29 @@ __all__ = [
 # client; anything else (401/403 of our provider key, 5xx) is our gateway's failure.
 _PASSED_THROUGH = frozenset({400, 404, 409, 413, 422, 429})
 
+log = logging.getLogger("svc.providers")
+
 
 class UpstreamError(Exception):
-    """A call to an upstream failed. ``status_code``: what ``/v1`` should answer."""
+    """A call to an upstream failed. ``status_code``: what ``/v1`` should answer;
+    ``message``: what happened, in words its caller understands; ``detail``: the
+    technical cause, for the log only."""
 
     status_code = 502
 
-    def __init__(self, message: str, *, upstream: str = "") -> None:
-        super().__init__(f"{upstream}: {message}" if upstream else message)
+    def __init__(self, message: str, *, upstream: str = "", detail: str = "") -> None:
+        super().__init__(message)
         self.message = message
         self.upstream = upstream
+        self.detail = detail
+
+    @property
+    def public(self) -> str:
+        """What may be shown to whoever made the call."""
+        return self.message
+
+    def __str__(self) -> str:
+        return f"{self.upstream}: {self.public}" if self.upstream else self.public
 
 
 class UpstreamUnavailable(UpstreamError):
@@ -73,14 +92,23 @@ class UpstreamStatusError(UpstreamError):
     """
 
     def __init__(self, status: int, message: str, body: bytes = b"", *, upstream: str = "") -> None:
-        super().__init__(f"HTTP {status}: {message}", upstream=upstream)
+        super().__init__(message, upstream=upstream, detail=f"HTTP {status}: {message}")
         self.status = status
-        self.message = message
         self.body = body
         if status in _PASSED_THROUGH:
             self.status_code = status
         elif status == 504:
             self.status_code = 504
+
+    @property
+    def public(self) -> str:
+        """The upstream's own message when it is about the caller's request (which the
+        caller may fix); otherwise only what happened: the failure is ours."""
+        if self.status in _PASSED_THROUGH:
+            return f"HTTP {self.status}: {self.message}"
+        if self.status in (401, 403):
+            return f"the provider refused the service's credentials (HTTP {self.status})"
+        return f"the provider answered with an error (HTTP {self.status})"
 
 
 @contextmanager
@@ -95,10 +123,23 @@ def map_exceptions(upstream: str, *, answering: bool = False) -> Iterator[None]:
     try:
         yield
     except TimeoutError as exc:  # aiohttp's ServerTimeoutError family included
-        raise UpstreamTimeout(f"timed out: {exc or type(exc).__name__}", upstream=upstream) from exc
+        raise _mapped(UpstreamTimeout, "the provider did not answer in time", upstream,
+                      exc) from exc
     except aiohttp.ClientConnectorError as exc:
-        raise UpstreamUnavailable(f"cannot connect: {exc}", upstream=upstream) from exc
+        raise _mapped(UpstreamUnavailable, "the provider could not be reached", upstream,
+                      exc) from exc
     except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, ConnectionError) as exc:
-        raise lost(f"connection lost: {exc or type(exc).__name__}", upstream=upstream) from exc
+        words = ("the provider's answer was cut off" if answering
+                 else "the connection to the provider broke before it answered")
+        raise _mapped(lost, words, upstream, exc) from exc
     except (aiohttp.ClientError, RemoteProtocolError) as exc:
-        raise UpstreamProtocolError(f"invalid answer: {exc}", upstream=upstream) from exc
+        raise _mapped(UpstreamProtocolError, "the provider's answer could not be read",
+                      upstream, exc) from exc
+
+
+def _mapped(kind: type[UpstreamError], words: str, upstream: str,
+            exc: BaseException) -> UpstreamError:
+    """The error the caller sees; the library's own account of it goes to the log."""
+    detail = f"{type(exc).__name__}: {exc}"
+    log.warning("upstream call failed", extra={"upstream": upstream, "detail": detail})
+    return kind(words, upstream=upstream, detail=detail)

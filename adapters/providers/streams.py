@@ -14,6 +14,7 @@ and the end-of-stream check. Opening and closing the response is the client's jo
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -117,14 +118,18 @@ class RawRelay(_EventStreamReader):
     whole events, so this rarely holds anything back): when the upstream fails
     midway, the caller can append its own error frame to a clean stream. After the
     loop, ``usage``, ``finish_reason`` and ``tally.error`` are what accounting needs.
+    Bytes that may hold an error frame pass through ``redact`` first: an upstream may
+    quote the key it was sent there too.
     """
 
     def __init__(self, response: aiohttp.ClientResponse, upstream: str, max_event_bytes: int,
-                 *, hide_usage: bool = False) -> None:
+                 *, hide_usage: bool = False,
+                 redact: Callable[[bytes], bytes] | None = None) -> None:
         super().__init__(response, upstream, max_event_bytes)
         self._held = b""  # bytes of an event not yet complete
         #: leave the usage chunk out (asked for on the client's behalf, not by it)
         self._hide_usage = hide_usage
+        self._redact = redact
 
     def __aiter__(self) -> RawRelay:
         return self
@@ -148,6 +153,8 @@ class RawRelay(_EventStreamReader):
             if self._hide_usage and any(is_usage_chunk(event) for event in events):
                 # Written again from the events (comments among them are dropped).
                 data = b"".join(event.encode() for event in events if not is_usage_chunk(event))
+            if self._redact is not None and b'"error"' in data:
+                data = self._redact(data)
             if data:
                 return data
 

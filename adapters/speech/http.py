@@ -11,6 +11,7 @@ mean is the engines' business (``openai.py``, ``turns.py``).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator, Collection, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -22,10 +23,12 @@ import aiohttp
 from adapters.egress_http import EgressRefused, allowing, gated_session, precheck
 from adapters.session_pool import LazySession
 from adapters.speech.base import SpeechTimeouts, SpeechUnavailable
+from core.redaction import redact
 
 __all__ = ["Endpoint", "SpeechHttp", "gated_request", "map_exceptions"]
 
 _MAX_ERROR_BYTES = 16 * 1024
+log = logging.getLogger("svc.speech")
 #: The outer bound of a gated session; each request brings its own, shorter, timeouts.
 _GATED_CEILING_SECONDS = 60.0
 
@@ -52,21 +55,28 @@ class Endpoint:
 
 @contextmanager
 def map_exceptions(engine: str) -> Iterator[None]:
-    """aiohttp's failures (and time-outs) raised inside become ``SpeechUnavailable``.
-    Cancellation passes through untouched."""
+    """aiohttp's failures (and time-outs) raised inside become ``SpeechUnavailable``,
+    told in words an operator reads in the console; aiohttp's own text (addresses,
+    ``ssl:default``, errno) goes to the log. Cancellation passes through untouched."""
     try:
         yield
     except SpeechUnavailable:
         raise
     except TimeoutError as exc:  # aiohttp's ServerTimeoutError included
-        raise SpeechUnavailable("did not answer in time", engine=engine) from exc
+        raise _unavailable("did not answer in time", engine, exc) from exc
     except aiohttp.ClientConnectorError as exc:
-        raise SpeechUnavailable(f"cannot connect ({exc.os_error or exc})", engine=engine) from exc
+        raise _unavailable("cannot connect: it could not be reached", engine, exc) from exc
     except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, ConnectionError) as exc:
-        raise SpeechUnavailable(f"the connection broke ({exc or type(exc).__name__})",
-                                engine=engine) from exc
+        raise _unavailable("the connection broke before the answer was complete", engine,
+                           exc) from exc
     except aiohttp.ClientError as exc:
-        raise SpeechUnavailable(f"invalid answer ({exc})", engine=engine) from exc
+        raise _unavailable("answered something that could not be read", engine, exc) from exc
+
+
+def _unavailable(words: str, engine: str, exc: BaseException) -> SpeechUnavailable:
+    log.warning("speech engine failed", extra={"engine": engine,
+                                               "detail": f"{type(exc).__name__}: {exc}"})
+    return SpeechUnavailable(words, engine=engine)
 
 
 def _error_message(body: bytes) -> str:
@@ -81,10 +91,12 @@ def _error_message(body: bytes) -> str:
     return body[:200].decode("utf-8", "replace").strip() or "no explanation"
 
 
-def _status_message(status: int, body: bytes) -> str:
+def _status_message(status: int, body: bytes, key: str | None) -> str:
+    """The engine's refusal, without any quote of the key it was sent."""
+    message = redact(_error_message(body), [key], "[key]")
     if status in (401, 403):
-        return f"refused the key (HTTP {status}): {_error_message(body)}"
-    return f"answered HTTP {status}: {_error_message(body)}"
+        return f"refused the key (HTTP {status}): {message}"
+    return f"answered HTTP {status}: {message}"
 
 
 class SpeechHttp(LazySession):
@@ -176,7 +188,7 @@ async def _request(session: aiohttp.ClientSession, endpoint: Endpoint, path: str
         if response.status >= 300:
             with map_exceptions(endpoint.label):
                 body = await response.content.read(_MAX_ERROR_BYTES)
-            raise SpeechUnavailable(_status_message(response.status, body),
+            raise SpeechUnavailable(_status_message(response.status, body, endpoint.api_key),
                                     engine=endpoint.label, status=response.status)
         yield response
     except BaseException:

@@ -159,7 +159,7 @@ class _StartFailed(Exception):
 
 def _failure(exc: UpstreamError) -> Failed:
     code = {504: "upstream_timeout"}.get(exc.status_code, "upstream_error")
-    return Failed(code, f"The model did not answer: {exc.message}", exc.status_code)
+    return Failed(code, f"The model did not answer: {exc.public}", exc.status_code)
 
 
 class Pipeline:

@@ -331,9 +331,12 @@ async def test_a_json_answer_to_a_stream_request_is_a_protocol_error(fake, clien
 async def test_an_endless_event_is_refused_past_the_cap(fake, upstream):
     fake.behaviour = Behaviour(text="x" * 5000, chunks=1)
     async with ProviderClient(max_event_bytes=1000) as client:
-        with pytest.raises(UpstreamProtocolError, match="larger than"):
+        with pytest.raises(UpstreamProtocolError) as caught:
             async with client.stream(upstream, BODY) as stream:
                 await collect(stream)
+    # the caller is told in words; the parser's own account is kept for the log
+    assert str(caught.value).endswith("the provider's answer could not be read")
+    assert "larger than" in caught.value.detail
 
 
 async def test_every_failure_is_an_upstream_error_with_a_status_hint():

@@ -17,6 +17,7 @@ from core.pipeline import ToolFinished, ToolStatus
 from tests.app.test_pipeline import add_agent, only, turn
 from tests.app.test_pipeline import fake, owner  # noqa: F401  (fixtures)
 from tests.fakes.upstream import Behaviour, ToolCall
+from tests.support.listener import SilentListener
 from tests.support.settings import allow_loopback
 
 pytestmark = pytest.mark.anyio
@@ -206,6 +207,7 @@ async def test_an_unreachable_http_tool_and_missing_arguments_are_reported(servi
         url="http://127.0.0.1:9/weather"))
     unreachable = await _ask_with_tool(services, fake, owner, "weather", '{"city": "Oslo"}')
     assert unreachable.status is ToolStatus.ERROR and "could not be reached" in unreachable.content
+    assert "Error" not in unreachable.content  # words, not the client library's class names
     fake.requests.clear()
     missing = await _ask_with_tool(services, fake, owner, "weather", "{}")
     assert missing.status is ToolStatus.ERROR and "needs the argument(s) city" in missing.content
@@ -225,3 +227,15 @@ async def test_an_http_tool_passes_the_egress_gate(services, fake, owner):
         fake.requests.clear()
         allowed = await _ask_with_tool(services, fake, owner, "weather", '{"city": "Oslo"}')
         assert allowed.status is ToolStatus.OK and len(server.seen) == 1
+
+
+@pytest.mark.parametrize("host", ["１２７.０.０.１", "127。0。0。1", "[::ffff:127.0.0.1]"])
+async def test_an_http_tool_on_this_machine_is_refused_however_its_host_is_written(
+        services, fake, owner, host):
+    with SilentListener() as listener:
+        await services.http_tools.create(actor=uuid.uuid4(), fields=tool_body(
+            url=f"http://{host}:{listener.port}/weather"))
+        refused = await _ask_with_tool(services, fake, owner, "weather", '{"city": "Oslo"}')
+        assert refused.status is ToolStatus.ERROR and "not allowed" in refused.content
+        assert "loopback" in refused.content
+        assert listener.connections() == 0
