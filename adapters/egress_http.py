@@ -189,3 +189,12 @@ class GatedClient:
             self._session = gated_session(timeout_seconds=self.timeout_seconds,
                                           resolver=self._resolver)
         return self._session
+
+    @contextlib.contextmanager
+    def _through_gate(self, url: str,
+                      allow_hosts: Collection[str]) -> Iterator[aiohttp.ClientSession]:
+        """The session, for requests to ``url`` made inside the block and judged with
+        ``allow_hosts``; raises ``EgressRefused`` for what the URL alone shows."""
+        precheck(url, allow_hosts)
+        with allowing(allow_hosts):
+            yield self._get_session()

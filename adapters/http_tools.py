@@ -18,14 +18,7 @@ from typing import Any
 
 import aiohttp
 
-from adapters.egress_http import (
-    EgressRefused,
-    GatedClient,
-    allowing,
-    failure_words,
-    precheck,
-    refusal_words,
-)
+from adapters.egress_http import EgressRefused, GatedClient, failure_words, refusal_words
 
 __all__ = ["HttpToolClient", "HttpToolError", "HttpToolRequest"]
 
@@ -83,10 +76,8 @@ class HttpToolClient(GatedClient):
         else:
             options["json"] = dict(request.arguments)
         try:
-            precheck(request.url, request.allow_hosts)
-            with allowing(request.allow_hosts):
-                async with self._get_session().request(method, request.url,
-                                                       **options) as response:
+            with self._through_gate(request.url, request.allow_hosts) as session:
+                async with session.request(method, request.url, **options) as response:
                     body = await self._read_capped(response)
                     if response.status >= 300:
                         raise HttpToolError(f"it answered HTTP {response.status}")

@@ -18,14 +18,7 @@ from dataclasses import dataclass
 import aiohttp
 from aiohttp.abc import AbstractResolver
 
-from adapters.egress_http import (
-    EgressRefused,
-    GatedClient,
-    allowing,
-    failure_words,
-    precheck,
-    refusal_words,
-)
+from adapters.egress_http import EgressRefused, GatedClient, failure_words, refusal_words
 from core.notifications import OutgoingRequest
 
 __all__ = ["NotificationSender", "PostResult", "Result"]
@@ -57,11 +50,9 @@ class NotificationSender(GatedClient):
     async def post(self, url: str, request: OutgoingRequest,
                    allow_hosts: Collection[str]) -> PostResult:
         try:
-            precheck(url, allow_hosts)
-            with allowing(allow_hosts):
-                async with self._get_session().post(
-                        url, data=request.body, headers=dict(request.headers),
-                        allow_redirects=False) as response:
+            with self._through_gate(url, allow_hosts) as session:
+                async with session.post(url, data=request.body, headers=dict(request.headers),
+                                        allow_redirects=False) as response:
                     await response.content.read(_MAX_ANSWER_BYTES)
                     status = response.status
         except EgressRefused as refused:
