@@ -2,6 +2,9 @@
 
 Fields: ``at`` (UTC, ISO 8601), ``level``, ``logger``, ``message``, plus whatever a call
 passed in ``extra`` (request id, status, duration). Credentials never reach a log call.
+A line logged while a request is served carries its ``request_id`` even when the code
+that logs it never saw the request (an adapter logging the detail of a failure whose
+answer only says what happened).
 """
 
 from __future__ import annotations
@@ -12,10 +15,25 @@ import json
 import logging
 import sys
 import threading
+from contextvars import ContextVar
 from typing import TextIO
 
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message", "asctime", "color_message"}
+
+
+#: The id of the request being served (set by ``app.http.middleware``).
+current_request_id: ContextVar[str | None] = ContextVar("current_request_id", default=None)
+
+class RequestIdFilter(logging.Filter):
+    """Stamps each record with the id of the request being served, when it has none:
+    run as the record is emitted, in the task that logged it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        request_id = current_request_id.get()
+        if request_id is not None and not hasattr(record, "request_id"):
+            record.request_id = request_id
+        return True
 
 
 # One encoder for every line (``json.dumps`` with options builds one per call).
@@ -102,6 +120,7 @@ def configure_logging(level: str = "info", stream=None) -> None:
     except (AttributeError, OSError, io.UnsupportedOperation):  # not a file: as it is
         handler = logging.StreamHandler(stream)
     handler.setFormatter(JsonFormatter())
+    handler.addFilter(RequestIdFilter())
     root = logging.getLogger()
     for earlier in root.handlers:
         if isinstance(earlier, BatchedStreamHandler):  # ours from before: end its thread

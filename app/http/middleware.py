@@ -4,7 +4,8 @@ A request id arriving in ``x-request-id`` is kept when it is short and plain (so
 proxy's id follows the request through); otherwise a new one is made: 32 hex digits,
 a random half drawn once per process and a counter (unique without asking the
 operating system for randomness on every request, which ``uuid4`` does). It is sent back
-on every response, and the JSON log line of the request carries it.
+on every response, and the JSON log line of the request carries it, as does every
+other line logged while it is served (``app.log_format.current_request_id``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import secrets
 import time
 
 from blacksheep import Request, Response
+
+from app.log_format import current_request_id
 
 access_log = logging.getLogger("svc.access")
 _PLAIN_ID = re.compile(rb"^[A-Za-z0-9._-]{1,64}$")
@@ -40,6 +43,9 @@ class RequestContext:
         started = time.perf_counter()
         request_id = request_id_of(request)
         request.request_id = request_id  # type: ignore[attr-defined]
+        # Not reset on the way out: a streamed body is written after this returns, in
+        # the same task (each request has its own), and its lines need the id too.
+        current_request_id.set(request_id)
         response: Response | None = None
         try:
             response = await handler(request)

@@ -4,11 +4,14 @@ OpenAI error shape, and the usage of each failed call recorded as an error."""
 
 from __future__ import annotations
 
+import json
+import logging
 import re
 
 import httpx
 import pytest
 
+from app.log_format import JsonFormatter, RequestIdFilter
 from app.tables import UsageEvent
 from tests.app.test_public_api import v1  # noqa: F401  (fixture)
 from tests.fakes.upstream import Behaviour
@@ -78,15 +81,23 @@ async def _point_the_provider_at(v1, services, base_url: str) -> None:  # noqa: 
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-async def test_a_provider_that_cannot_be_reached_is_told_in_words(v1, services, stream):  # noqa: F811
+async def test_a_provider_that_cannot_be_reached_is_told_in_words(v1, services, stream,  # noqa: F811
+                                                                  caplog):  # noqa: F811
     closed = free_socket()
     port = closed.getsockname()[1]
     closed.close()
     await _point_the_provider_at(v1, services, f"http://127.0.0.1:{port}/v1")
-    answer = await _ask(v1, stream)
+    caplog.handler.addFilter(RequestIdFilter())  # as configure_logging does
+    with caplog.at_level(logging.WARNING, logger="svc.providers"):
+        answer = await _ask(v1, stream)
     assert answer.status_code == 502
     assert answer.json()["error"]["message"] == "fake: the provider could not be reached"
     _plain(answer.text)
+    # the detail is in the log, under the id the caller was given
+    lines = [json.loads(JsonFormatter().format(record)) for record in caplog.records
+             if record.name == "svc.providers"]
+    assert [line["request_id"] for line in lines] == [answer.headers["x-request-id"]]
+    assert "ClientConnectorError" in lines[0]["detail"]
 
 
 @pytest.mark.parametrize("interrupt", ["drop", "drop_mid_event"])
