@@ -10,7 +10,9 @@ services sign nothing, so their targets have none.
 
 The live test (``test``) posts a fixed line through the same sender and gate as the
 worker and records the attempt; like every other post it waits for an administrator
-to switch outward notifications on.
+to switch outward notifications on. A person presses it a few times in a row at most,
+so each caller gets a small burst, then one test every ``TEST_PACE.refill_seconds``
+(429 with ``Retry-After``): the button is no tool for sending requests in bulk.
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ from uuid import UUID
 from adapters.egress_http import EgressRefused, precheck
 from adapters.notify_sender import NotificationSender
 from app.crypto import EncryptionKeyMissing, SecretBox
-from app.http.errors import Conflict, NotFound, Unprocessable
+from app.http.errors import Conflict, NotFound, TooManyRequests, Unprocessable
 from app.notify.attempts import UNREADABLE, finish_attempt, start_attempt
 from app.services.access import owner_or_admin, parse_id
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
 from app.services.settings import Settings
 from app.tables import Account, NotifyAttempt, NotifyTarget
+from core.bursts import BurstPolicy, Bursts
 from core.egress import display_host
 from core.notifications import (
     TARGET_EVENTS,
@@ -48,6 +51,8 @@ _MAX_URL = 2000
 _MAX_LABEL = 200
 EVENTS = tuple(kind.value for kind in TARGET_EVENTS)
 TEST_TEXT = "Test notification from svc: this target receives notifications."
+#: Live tests per caller: five at once, then one every twelve seconds (five a minute).
+TEST_PACE = BurstPolicy(burst=5, refill_seconds=12.0)
 
 
 def public_view(row: dict[str, Any], last_attempt: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -111,6 +116,8 @@ class NotifyTargets:
         self.box = box
         self.audit = audit
         self.sender = sender
+        #: per caller, in this process (``time.monotonic`` seconds)
+        self._test_pace = Bursts(TEST_PACE)
 
     def _seal(self, value: str, purpose: str, field: str) -> str:
         try:
@@ -232,11 +239,15 @@ class NotifyTargets:
     async def test(self, identity: Identity, target_id: str) -> dict[str, Any]:
         """Post a fixed test line now and record the attempt; 409 while outward
         notifications are off (spec: "Nothing is sent until an administrator switches
-        outward notifications on")."""
+        outward notifications on"); 429 past the caller's burst of tests."""
         row = await self._row(identity, target_id)
         if not await self.settings.get("notifications.enabled"):
             raise Conflict("Outward notifications are switched off; an administrator switches "
                            "them on with notifications.enabled.", code="notifications_off")
+        wait = self._test_pace.take(identity.account_id, time.monotonic())
+        if wait:
+            raise TooManyRequests(f"Too many tests in a row; try again in {wait} seconds.",
+                                  code="too_many_tests", headers={"Retry-After": str(wait)})
         url, secret = open_target(self.box, row)
         attempt_id, _ = await start_attempt(row["id"], None)
         if url is None:

@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from app.config import BootConfig
+from app.notify.targets import TEST_PACE
 from app.services.bundle import Services
 from core.notifications import SIGNATURE_HEADER, verify_signature
 from tests.support.http import running_app
@@ -263,3 +264,28 @@ async def test_a_refused_target_answers_the_same_whether_its_port_is_open(api, o
             "result": "refused", "status_code": None,
             "detail": "the egress gate refused 127.0.0.1: loopback"}
         assert listener.connections() == 0
+
+
+async def test_the_live_test_allows_a_small_burst_per_caller_then_429(api, owner, admin,
+                                                                      services):
+    await set_runtime(services, "notifications.enabled", True)
+    await allow_loopback(services)
+    receiver = Receiver()
+    async with receiver as base:
+        created = await _create(api, owner, url=f"{base}/hook")
+        path = f"/api/notify-targets/{created['id']}/test"
+        for _ in range(TEST_PACE.burst):
+            assert (await api.post(path, headers=owner)).status_code == 200
+        refused = await api.post(path, headers=owner)
+        assert refused.status_code == 429
+        assert int(refused.headers["Retry-After"]) >= 1
+        assert refused.json() == {"error": {
+            "code": "too_many_tests", "field": None,
+            "message": f"Too many tests in a row; try again in "
+                       f"{refused.headers['Retry-After']} seconds."}}
+        assert len(receiver.received) == TEST_PACE.burst  # the refused one sent nothing
+        attempts = (await api.get(f"/api/notify-targets/{created['id']}/attempts",
+                                  headers=owner)).json()["data"]
+        assert len(attempts) == TEST_PACE.burst
+        # the burst is the caller's own: an administrator may still test the target
+        assert (await api.post(path, headers=admin)).status_code == 200
