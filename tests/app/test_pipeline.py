@@ -339,7 +339,10 @@ async def test_upstream_refusals_become_a_typed_error_event(services, fake, owne
     agent = await add_agent(owner)
     events = await turn(services, owner, agent, "Hi")
     failed = only(events, Failed)
-    assert (failed.code, failed.status_code) == (code, answer) and "nope" in failed.message
+    assert (failed.code, failed.status_code) == (code, answer)
+    # the upstream's words when they are about the request; else only what happened
+    assert ("nope" in failed.message) == (status in (400, 429))
+    assert f"HTTP {status}" in failed.message
     assert events[-1] == Finished("", (), "error")
     await services.usage.drain()
     assert [r["outcome"] for r in await usage_rows()] == ["error"]
