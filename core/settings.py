@@ -226,7 +226,8 @@ REGISTRY: dict[str, Setting] = _declare(
     Setting("voice_live.stt_stream_kind", str, None, "Streaming recognition kind.", V,
             nullable=True),
     Setting("voice.turn_detection_url", str, "",
-            "Turn-detection service: partial transcript in, end-of-turn probability out.", C,
+            "Turn-detection service: partial transcript in, end-of-turn probability out. "
+            "It passes the egress gate: name a local one in egress.allow_hosts.", C,
             check=_http_url),
     *_voice_dials(),
 )

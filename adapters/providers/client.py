@@ -22,6 +22,7 @@ import aiohttp
 from adapters.providers.errors import (
     UpstreamProtocolError,
     UpstreamStatusError,
+    log,
     map_exceptions,
 )
 from adapters.providers.streams import ChunkStream, RawRelay
@@ -102,8 +103,15 @@ def _redacting(upstream: Upstream) -> Iterator[None]:
         yield
     except UpstreamStatusError as error:
         error.message = upstream.redacted(error.message)
+        error.detail = upstream.redacted(error.detail)
         error.body = upstream.redacted(error.body)
+        _log_refusal(error)
         raise
+
+
+def _log_refusal(error: UpstreamStatusError) -> None:
+    """The upstream's own words, which the caller may not be shown, kept in the log."""
+    log.info("upstream refused", extra={"upstream": error.upstream, "detail": error.detail})
 
 
 class ProviderClient(LazySession):
@@ -284,5 +292,7 @@ class ProviderClient(LazySession):
         except UpstreamProtocolError:
             body = b""  # an oversized error body: the status alone must do
         message = upstream.redacted(upstream_error_message(body, response.status))
-        return UpstreamStatusError(response.status, message, upstream.redacted(body),
-                                   upstream=upstream.label)
+        error = UpstreamStatusError(response.status, message, upstream.redacted(body),
+                                    upstream=upstream.label)
+        _log_refusal(error)
+        return error

@@ -175,7 +175,7 @@ class Providers:
         try:
             offered = await self.client.list_models(self.upstream_of(row))
         except UpstreamError as exc:
-            raise ApiError(f"The provider did not answer: {exc}", code="upstream_error",
+            raise ApiError(f"The models could not be listed: {exc}.", code="upstream_error",
                            status=502) from None
         return await self.update(str(row["id"]), actor=actor, changes={"models": offered})
 
