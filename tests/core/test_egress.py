@@ -248,3 +248,31 @@ def test_the_allow_list_setting_parses_names_and_addresses():
     for bad in ("http://hooks.internal", "hooks internal/x", "a..b", "-a.b"):
         with pytest.raises(SettingError):
             check_runtime_value(get("egress.allow_hosts"), bad)
+
+
+@pytest.mark.parametrize("url, host", [
+    ("http://１２７.０.０.１:8080/x", "127.0.0.1"),  # fullwidth digits and stops
+    ("http://127。0。0。1/x", "127.0.0.1"),  # ideographic full stops
+    ("http://127｡0｡0｡1/x", "127.0.0.1"),  # halfwidth ones
+    ("http://ＬＯＣＡＬＨＯＳＴ/x", "localhost"),
+    ("http://2130706433/x", "2130706433"),  # one decimal number
+    ("http://0177.0.0.1/x", "0177.0.0.1"),  # octal
+    ("http://0x7f.1/x", "0x7f.1"),  # hex, two parts
+    ("http://127.1/x", "127.1"),
+    ("http://0x7f000001/x", "0x7f000001"),
+])
+def test_hosts_are_read_as_the_client_reads_them(url, host):
+    decision = check_egress(url, ["93.184.216.34"])  # the resolver is never the judge here
+    assert (decision.allowed, decision.host, decision.reason) == (
+        False, host, EgressReason.LOOPBACK)
+
+
+@pytest.mark.parametrize("host", ["134744072", "8.8.2056", "0x08080808"])
+def test_numbers_naming_a_public_address_pass(host):
+    assert check_egress(f"http://{host}/", []).allowed
+
+
+def test_a_name_that_only_looks_numeric_is_still_a_name():
+    # 256 in the last of four parts, or a letter, is no inet_aton form: resolved as usual
+    assert check_egress("http://1.2.3.256/", ["93.184.216.34"]).allowed
+    assert check_egress("http://0x7g.1/", ["93.184.216.34"]).allowed
