@@ -33,7 +33,7 @@ import aiohttp
 import yarl
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from core.egress import EgressDecision, EgressReason, check_egress
+from core.egress import EgressDecision, EgressReason, check_egress, reason_words
 
 __all__ = ["EgressRefused", "GatedClient", "allowing", "client_url", "failure_words",
            "gated_session", "precheck", "refusal_words"]
@@ -66,8 +66,8 @@ def refusal_words(refused: EgressRefused) -> str:
     """The gate's reason without the addresses a name resolved to: whoever reads it
     (a target's owner, a model) need not learn what names inside the network resolve to."""
     decision = refused.decision
-    reason = decision.reason.value.replace("_", " ") if decision.reason else "refused"
-    return f"the egress gate refused {decision.host or 'the address'}: {reason}"
+    return (f"the egress gate refused {decision.host or 'the address'}: "
+            f"{reason_words(decision.reason)}")
 
 
 def failure_words(exc: aiohttp.ClientError) -> str:

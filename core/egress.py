@@ -46,6 +46,7 @@ __all__ = [
     "display_host",
     "normal_host",
     "parse_allow_hosts",
+    "reason_words",
 ]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -148,6 +149,30 @@ _DESCRIPTIONS = {
     EgressReason.RESERVED: "a reserved address",
     EgressReason.NOT_PUBLIC: "not a public address",
 }
+
+
+# A reason in a few words, for a refusal shown to someone who may not learn more (the
+# owner of a target, a model calling a tool): never an address.
+_REASON_WORDS = {
+    EgressReason.SCHEME: "not http or https",
+    EgressReason.BAD_URL: "not a valid URL",
+    EgressReason.UNRESOLVED: "its name does not resolve",
+    EgressReason.BAD_ADDRESS: "not an IP address",
+    EgressReason.METADATA: "cloud metadata",
+    EgressReason.UNSPECIFIED: "unspecified",
+    EgressReason.LOOPBACK: "loopback (this machine)",
+    EgressReason.LINK_LOCAL: "link-local",
+    EgressReason.PRIVATE: "private",
+    EgressReason.SHARED: "shared (carrier-grade NAT)",
+    EgressReason.MULTICAST: "multicast",
+    EgressReason.RESERVED: "reserved",
+    EgressReason.NOT_PUBLIC: "not public",
+}
+
+
+def reason_words(reason: EgressReason | None) -> str:
+    """``reason`` in a few words, without any address."""
+    return _REASON_WORDS[reason] if reason is not None else "refused"
 
 
 @dataclass(frozen=True, slots=True)

@@ -262,7 +262,7 @@ async def test_a_refused_target_answers_the_same_whether_its_port_is_open(api, o
                                    headers=owner)).json() for target in (listening, closed)]
         assert answers[0] == answers[1] == {
             "result": "refused", "status_code": None,
-            "detail": "the egress gate refused 127.0.0.1: loopback"}
+            "detail": "the egress gate refused 127.0.0.1: loopback (this machine)"}
         assert listener.connections() == 0
 
 
