@@ -16,6 +16,7 @@ from app.http.errors import NotFound
 from app.services.accounts import Identity
 from app.tables import Project, ProjectMember
 from core.access import Reach
+from core.ids import id_or_none
 
 
 async def reach_of(identity: Identity) -> Reach:
@@ -43,11 +44,11 @@ def visible(table: type[Table], reach: Reach) -> Any:
 
 
 def parse_id(value: str | UUID, what: str = "resource") -> UUID:
-    """An id from a path; anything that is not a UUID is simply not found."""
-    try:
-        return value if isinstance(value, UUID) else UUID(str(value))
-    except ValueError:
-        raise NotFound(f"No such {what}.") from None
+    """An id from a path; anything that is not an id (``core.ids``) is simply not found."""
+    found = id_or_none(value)
+    if found is None:
+        raise NotFound(f"No such {what}.")
+    return found
 
 
 def require(reach: Reach, row: dict[str, Any] | None, what: str = "resource") -> dict[str, Any]:
