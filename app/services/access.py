@@ -12,7 +12,7 @@ from uuid import UUID
 
 from piccolo.table import Table
 
-from app.http.errors import NotFound
+from app.http.errors import Forbidden, NotFound
 from app.services.accounts import Identity
 from app.tables import Project, ProjectMember
 from core.access import Reach
@@ -67,3 +67,12 @@ def owner_or_admin(identity: Identity, owner_id: UUID | str | None,
         return
     if owner_id is None or str(owner_id) != str(identity.account_id):
         raise NotFound(message)
+
+
+def owner_moves(identity: Identity, owner_id: UUID, what: str) -> None:
+    """Moving something into, out of or between projects is its owner's act or an
+    administrator's: a project member reaches what the project holds, but taking it
+    into a project of their own would let them keep it after they leave."""
+    if not identity.is_admin and owner_id != identity.account_id:
+        raise Forbidden(f"Only the {what}'s owner or an administrator moves it between "
+                        "projects.", code="not_owner", field="project_id")

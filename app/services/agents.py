@@ -13,7 +13,7 @@ from typing import Any, Iterable
 from uuid import UUID
 
 from app.http.errors import ApiError, NotFound, Unprocessable
-from app.services.access import parse_id, reach_of, require, visible
+from app.services.access import owner_moves, parse_id, reach_of, require, visible
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
 from app.services.providers import Providers
@@ -151,6 +151,8 @@ class Agents:
         reach = await reach_of(identity)
         row = await self._row(reach, agent_id)
         fields = await self._check(reach, dict(fields))
+        if "project_id" in fields and fields["project_id"] != row["project_id"]:
+            owner_moves(identity, row["owner_id"], "agent")
         values: dict[Any, Any] = {Agent.updated_at: dt.datetime.now(dt.UTC)}
         for name in ("name", "instructions", "model", "project_id", "tools"):
             if name in fields:
