@@ -23,7 +23,10 @@ VERSION = "1.38.0"
 DESCRIPTION = "counted audit entries and tool offers"
 
 STATEMENTS = [
-    "ALTER TABLE audit_entry ADD COLUMN occurrences integer NOT NULL DEFAULT 1 CHECK (occurrences >= 1)",
+    """
+    ALTER TABLE audit_entry
+    ADD COLUMN occurrences integer NOT NULL DEFAULT 1 CHECK (occurrences >= 1)
+    """,
     "ALTER TABLE audit_entry ADD COLUMN tally_key text",
     "CREATE UNIQUE INDEX audit_entry_tally_key ON audit_entry (tally_key)",
     """

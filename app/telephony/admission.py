@@ -139,9 +139,10 @@ class Admissions:
     async def _repeated(self, call_id: UUID, detail: dict[str, Any]) -> Answer:
         """The voice webhook again for a call already admitted: no new ticket."""
         ticket = await self.tickets.live(call_id)
-        await self.audit.tally("telephony.replayed", str(call_id), subject=str(call_id),
-                               data={**detail, "call_id": str(call_id),
-                                     "answered": ticket is not None})
+        answered = ticket is not None  # a retry while the ticket waits, or refused
+        await self.audit.tally("telephony.replayed", f"{call_id} {answered}",
+                               subject=str(call_id),
+                               data={**detail, "call_id": str(call_id), "answered": answered})
         return Answer(call_id=call_id, ticket=ticket)
 
     async def answer(self, *, provider: str, dialled: str, caller: str, token: str,

@@ -168,8 +168,8 @@ class PbxSignalling:
     async def authenticate(self, address: str | None, key: bytes | None, path: str) -> None:
         """Raise :class:`Forbidden` unless the source is private and the secret matches."""
         if not is_private_source(address):
-            await self.admissions.refuse_counted(RefusalReason.PUBLIC_SOURCE.value, address or "",
-                                                 address=address, path=path)
+            await self.admissions.refuse_counted(RefusalReason.PUBLIC_SOURCE.value,
+                                                 address or "", address=address, path=path)
             raise Forbidden("Questions from the telephone system come from its own network.",
                             code="public_source")
         secret = await self.settings.secret("telephony.pbx_key_enc")
