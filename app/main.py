@@ -41,6 +41,7 @@ from app.routes import (
     telephony_carrier,
     telephony_media,
     telephony_pbx,
+    tool_offers,
     usage,
     v1,
 )
@@ -62,6 +63,7 @@ ROUTE_MODULES = (
     v1,
     chats,
     admin_tools,
+    tool_offers,
     telephony_admin,
     telephony_carrier,
     telephony_pbx,

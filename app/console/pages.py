@@ -28,6 +28,7 @@ from app.routes.auth import session_cookie
 from app.services.accounts import Identity
 from app.services.bundle import Services
 from app.services.sessions import COOKIE_NAME
+from core.ids import is_id
 
 STATIC_DIR = Path(__file__).parent / "static"
 MAX_FORM_BYTES = 8 * 1024
@@ -77,14 +78,17 @@ def _to_login(request: Request) -> Response:
     return see_other(f"/login?next={quote(here, safe='/')}")
 
 
-async def _render_screen(request: Request, svc: Services, screen: Screen,
-                         **context: Any) -> Response:
+async def _render_screen(request: Request, svc: Services, screen: Screen, *,
+                         ids: tuple[str, ...] = (), **context: Any) -> Response:
+    """The screen's page; 404 when the caller may not use it or when any of ``ids``
+    (the ids the address carries, which the page's script builds API addresses from)
+    is not an id — so no address can smuggle another path into the script's requests."""
     identity = await _identity(request, svc)
     if identity is None:
         return _to_login(request)
     audience = await _audience(svc, identity)
     nav = navigation(audience)
-    if not screen.gate(audience):
+    if not screen.gate(audience) or not all(is_id(given) for given in ids):
         return _page("not_found", 404, me=identity, nav=nav, current=None,
                      title="Not found")
     return _page(screen.template, me=identity, nav=nav, current=screen, title=screen.title,
@@ -100,7 +104,7 @@ def screen_handler(screen: Screen):
 
 
 async def call_page(request: Request, svc: Services, call_id: str) -> Response:
-    return await _render_screen(request, svc, CALL_SCREEN, call_id=call_id)
+    return await _render_screen(request, svc, CALL_SCREEN, ids=(call_id,), call_id=call_id)
 
 
 async def home(request: Request, svc: Services) -> Response:

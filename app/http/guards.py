@@ -18,6 +18,7 @@ from app.services.access import owner_or_admin
 from app.services.accounts import Identity
 from app.services.bundle import Services
 from app.services.sessions import COOKIE_NAME
+from core.ids import id_or_none
 
 
 def session_token(request: Request) -> str | None:
@@ -81,9 +82,8 @@ async def addressed_account(request: Request, svc: Services, identity: Identity,
                                     and also_permission in identity.permissions)
     if not allowed:
         raise NotFound()
-    try:
-        account_id = UUID(named)
-    except ValueError:
-        raise NotFound() from None
+    account_id = id_or_none(named)
+    if account_id is None:
+        raise NotFound()
     await svc.accounts.find(account_id)  # 404 when there is no such account
     return account_id

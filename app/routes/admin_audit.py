@@ -1,4 +1,7 @@
-"""The audit trail (``/api/admin/audit``): newest first, filtered by kind and time."""
+"""The audit trail (``/api/admin/audit``): newest first, filtered by kind and time.
+
+``occurrences`` is how many times the entry happened: 1, or more for a counted entry (the
+repeats of one refusal from one source in one window, ``AuditLog.tally``)."""
 
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ async def list_audit(request: Request, svc: Services) -> Response:
         "subject": row["subject"],
         "data": json.loads(row["data"]) if isinstance(row["data"], str) else row["data"],
         "at": row["at"].isoformat(),
+        "occurrences": row["occurrences"],
     } for row in rows]
     return json_response(200, {"data": entries})
 

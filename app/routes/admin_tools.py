@@ -18,7 +18,7 @@ from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import administrator
 from app.services.bundle import Services
-from app.services.tools import public_view
+from app.services.tools import public_view, spec_view
 
 
 class NewToolBody(Body):
@@ -52,9 +52,7 @@ _NULLABLE = ("secret_header_name", "secret_header_value")
 
 async def list_tools(request: Request, svc: Services) -> Response:
     await administrator(request, svc)
-    builtin = [{"name": s.name, "description": s.description, "parameters": s.parameters,
-                "side_effecting": s.side_effecting, "usable_on_call": s.usable_on_call}
-               for s in svc.tools.builtin_specs()]
+    builtin = [spec_view(spec) for spec in svc.tools.builtin_specs()]
     rows = await svc.http_tools.list()
     return json_response(200, {"data": [public_view(r) for r in rows], "builtin": builtin})
 

@@ -49,11 +49,17 @@ async def delete_project(request: Request, svc: Services, project_id: str) -> Re
     return Response(204)
 
 
+#: The one answer to adding a member, whether or not the email has an account.
+MEMBER_ACCEPTED = {"status": "accepted",
+                   "message": "If an account has this email, it is a member of the project now."}
+
+
 @accepts(MemberBody)
 async def add_member(request: Request, svc: Services, project_id: str) -> Response:
     identity = await signed_in(request, svc)
     body = await read_body(request, MemberBody, svc.max_body_bytes)
-    return json_response(201, await svc.projects.add_member(identity, project_id, body.email))
+    await svc.projects.add_member(identity, project_id, body.email)
+    return json_response(202, MEMBER_ACCEPTED)
 
 
 async def remove_member(request: Request, svc: Services, project_id: str,

@@ -12,10 +12,11 @@ from uuid import UUID
 
 from piccolo.table import Table
 
-from app.http.errors import NotFound
+from app.http.errors import Forbidden, NotFound
 from app.services.accounts import Identity
 from app.tables import Project, ProjectMember
 from core.access import Reach
+from core.ids import id_or_none
 
 
 async def reach_of(identity: Identity) -> Reach:
@@ -43,11 +44,11 @@ def visible(table: type[Table], reach: Reach) -> Any:
 
 
 def parse_id(value: str | UUID, what: str = "resource") -> UUID:
-    """An id from a path; anything that is not a UUID is simply not found."""
-    try:
-        return value if isinstance(value, UUID) else UUID(str(value))
-    except ValueError:
-        raise NotFound(f"No such {what}.") from None
+    """An id from a path; anything that is not an id (``core.ids``) is simply not found."""
+    found = id_or_none(value)
+    if found is None:
+        raise NotFound(f"No such {what}.")
+    return found
 
 
 def require(reach: Reach, row: dict[str, Any] | None, what: str = "resource") -> dict[str, Any]:
@@ -66,3 +67,12 @@ def owner_or_admin(identity: Identity, owner_id: UUID | str | None,
         return
     if owner_id is None or str(owner_id) != str(identity.account_id):
         raise NotFound(message)
+
+
+def owner_moves(identity: Identity, owner_id: UUID, what: str) -> None:
+    """Moving something into, out of or between projects is its owner's act or an
+    administrator's: a project member reaches what the project holds, but taking it
+    into a project of their own would let them keep it after they leave."""
+    if not identity.is_admin and owner_id != identity.account_id:
+        raise Forbidden(f"Only the {what}'s owner or an administrator moves it between "
+                        "projects.", code="not_owner", field="project_id")

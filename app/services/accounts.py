@@ -23,6 +23,7 @@ from app.services.audit import AuditLog
 from app.services.auth_changes import AuthChanges
 from app.tables import Account, LoginFailure
 from core import throttle
+from core.ids import id_or_none
 
 ROLES = ("user", "admin", "superadmin")
 PERMISSIONS = ("telephony.manage", "voice.manage", "config.manage")
@@ -117,10 +118,10 @@ class Accounts:
         self.changes = changes
 
     async def find(self, account_id: UUID | str) -> dict[str, Any]:
-        try:
-            account_id = UUID(str(account_id))
-        except ValueError:
-            raise NotFound("No such account.") from None
+        found = id_or_none(account_id)
+        if found is None:
+            raise NotFound("No such account.")
+        account_id = found
         row = await Account.select().where(Account.id == account_id).first()
         if row is None:
             raise NotFound("No such account.")

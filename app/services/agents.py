@@ -13,10 +13,11 @@ from typing import Any, Iterable
 from uuid import UUID
 
 from app.http.errors import ApiError, NotFound, Unprocessable
-from app.services.access import parse_id, reach_of, require, visible
+from app.services.access import owner_moves, parse_id, reach_of, require, visible
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
 from app.services.providers import Providers
+from app.services.tool_offers import ToolOffers
 from app.tables import Agent, AgentLibrary, Library
 from core.access import Reach
 
@@ -47,9 +48,10 @@ def public_view(row: dict[str, Any], library_ids: list[UUID]) -> dict[str, Any]:
 
 
 class Agents:
-    def __init__(self, audit: AuditLog, providers: Providers) -> None:
+    def __init__(self, audit: AuditLog, providers: Providers, offers: ToolOffers) -> None:
         self.audit = audit
         self.providers = providers
+        self.offers = offers
 
     async def library_ids(self, agent_id: UUID) -> list[UUID]:
         rows = await AgentLibrary.select(AgentLibrary.library_id).where(
@@ -90,7 +92,10 @@ class Agents:
         clause = visible(Agent, reach)
         return await (query.where(clause) if clause is not None else query)
 
-    async def _check(self, reach: Reach, fields: dict[str, Any]) -> dict[str, Any]:
+    async def _check(self, reach: Reach, fields: dict[str, Any],
+                     kept_tools: Iterable[str] = ()) -> dict[str, Any]:
+        """Check the given fields; ``kept_tools`` are the tools the agent already has,
+        which stay attachable whatever the offers say now."""
         for name in ("name", "model", "instructions", "library_ids", "tools", "archived"):
             if name in fields and fields[name] is None:
                 raise Unprocessable(f"{name} cannot be null.", field=name)
@@ -108,6 +113,7 @@ class Agents:
             if bad:
                 raise Unprocessable(f"Not a tool name: {bad[0]!r}.", field="tools")
             fields["tools"] = sorted(set(fields["tools"]))
+            await self.offers.check_attachable(reach, fields["tools"], set(kept_tools))
         if "library_ids" in fields:
             fields["library_ids"] = await self._reachable_libraries(reach, fields["library_ids"])
         return fields
@@ -150,7 +156,9 @@ class Agents:
     async def update(self, identity: Identity, agent_id: str, fields: dict[str, Any]) -> dict[str, Any]:
         reach = await reach_of(identity)
         row = await self._row(reach, agent_id)
-        fields = await self._check(reach, dict(fields))
+        fields = await self._check(reach, dict(fields), row["tools"] or ())
+        if "project_id" in fields and fields["project_id"] != row["project_id"]:
+            owner_moves(identity, row["owner_id"], "agent")
         values: dict[Any, Any] = {Agent.updated_at: dt.datetime.now(dt.UTC)}
         for name in ("name", "instructions", "model", "project_id", "tools"):
             if name in fields:

@@ -33,6 +33,7 @@ from app.services.providers import Providers
 from app.services.retention import Retention
 from app.services.sessions import Sessions
 from app.services.settings import Settings
+from app.services.tool_offers import ToolOffers
 from app.services.tools import HttpTools, ToolRegistry
 from app.services.usage import Usage
 from app.telephony.features import FeatureFlags
@@ -64,6 +65,8 @@ class Services:
     http_tool_client: HttpToolClient
     tools: ToolRegistry
     http_tools: HttpTools
+    #: which HTTP tools each account may attach: the administrators' offers
+    tool_offers: ToolOffers
     pipeline: Pipeline
     chats: Chats
     #: per-account overrides of the features.* flags
@@ -96,6 +99,7 @@ class Services:
         libraries = Libraries(audit)
         http_tool_client = HttpToolClient()
         tools = ToolRegistry(box, http_tool_client, allow_hosts=settings.egress_allow_hosts)
+        tool_offers = ToolOffers(audit, tools)
         pipeline = Pipeline(providers, client, usage, tools, libraries)
         features = FeatureFlags(settings, audit)
         diary = DiaryServices(audit)
@@ -118,7 +122,7 @@ class Services:
             providers=providers,
             usage=usage,
             projects=Projects(audit),
-            agents=Agents(audit, providers),
+            agents=Agents(audit, providers, tool_offers),
             libraries=libraries,
             api_keys=ApiKeys(audit, auth_changes),
             auth_changes=auth_changes,
@@ -126,6 +130,7 @@ class Services:
             http_tool_client=http_tool_client,
             tools=tools,
             http_tools=HttpTools(box, audit, tools),
+            tool_offers=tool_offers,
             pipeline=pipeline,
             chats=chats,
             features=features,

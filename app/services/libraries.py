@@ -22,7 +22,7 @@ from piccolo.query.functions.aggregate import Count
 
 from app import db
 from app.http.errors import NotFound, PayloadTooLarge, Unprocessable, UnsupportedMediaType
-from app.services.access import parse_id, reach_of, require, visible
+from app.services.access import owner_moves, parse_id, reach_of, require, visible
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
 from app.tables import Document, Library, Project
@@ -206,7 +206,10 @@ class Libraries:
         if "description" in changes:
             values[Library.description] = _checked_description(changes["description"])
         if "project_id" in changes:
-            values[Library.project_id] = await self._project(reach, changes["project_id"])
+            project_id = await self._project(reach, changes["project_id"])
+            if project_id != row["project_id"]:
+                owner_moves(identity, row["owner_id"], "Library")
+            values[Library.project_id] = project_id
         if values:
             await Library.update(values).where(Library.id == row["id"])
             await self.audit.record("library.changed", actor=identity.account_id,

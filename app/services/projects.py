@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from app.http.errors import Conflict, NotFound, Unprocessable
+from app.http.errors import NotFound, Unprocessable
 from app.services.access import parse_id, reach_of
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
@@ -79,19 +79,22 @@ class Projects:
         await self.audit.record("project.deleted", actor=identity.account_id,
                                 subject=str(row["id"]))
 
-    async def add_member(self, identity: Identity, project_id: str, email: str) -> dict[str, Any]:
+    async def add_member(self, identity: Identity, project_id: str, email: str) -> None:
+        """Make the account with ``email`` a member, if there is one. The caller learns
+        nothing either way: no account, a new member and an existing one are answered
+        alike, so the form cannot be used to find out who has an account here."""
         row = await self._managed(identity, project_id)
         account = await Account.select(Account.id).where(
             Account.email == email.strip().lower()).first()
         if account is None:
-            raise Unprocessable("No account has this email.", field="email")
-        if await ProjectMember.exists().where((ProjectMember.project_id == row["id"]) & (
-                ProjectMember.account_id == account["id"])):
-            raise Conflict("Already a member.", code="already_member", field="email")
-        await ProjectMember.insert(ProjectMember(project_id=row["id"], account_id=account["id"]))
-        await self.audit.record("project.member_added", actor=identity.account_id,
-                                subject=str(row["id"]), data={"account_id": str(account["id"])})
-        return await self.get(identity, project_id)
+            return
+        added = await ProjectMember.insert(
+            ProjectMember(project_id=row["id"], account_id=account["id"])).on_conflict(
+            action="DO NOTHING").returning(ProjectMember.id)
+        if added:
+            await self.audit.record("project.member_added", actor=identity.account_id,
+                                    subject=str(row["id"]),
+                                    data={"account_id": str(account["id"])})
 
     async def remove_member(self, identity: Identity, project_id: str, account_id: str) -> None:
         row = await self._managed(identity, project_id)

@@ -25,6 +25,7 @@ from app.crypto import EncryptionKeyMissing, SecretBox
 from app.http.errors import ApiError, Conflict, NotFound, Unprocessable
 from app.services.audit import AuditLog
 from app.tables import Provider, ProviderKey
+from core.ids import id_or_none
 
 LOCAL = "local"
 _KEY_PURPOSE = "provider.api_key"
@@ -108,10 +109,10 @@ class Providers:
                            code="model_taken", field="models")
 
     async def find(self, provider_id: str | UUID) -> dict[str, Any]:
-        try:
-            provider_id = UUID(str(provider_id))
-        except ValueError:
-            raise NotFound("No such provider.") from None
+        found = id_or_none(provider_id)
+        if found is None:
+            raise NotFound("No such provider.")
+        provider_id = found
         row = await Provider.select().where(Provider.id == provider_id).first()
         if row is None:
             raise NotFound("No such provider.")
@@ -226,10 +227,9 @@ class Providers:
         await self.audit.record("provider_key.stored", actor=account_id, subject=str(row["id"]))
 
     async def delete_own_key(self, account_id: UUID, key_id: str) -> None:
-        try:
-            key_uuid = UUID(key_id)
-        except ValueError:
-            raise NotFound("No such key.") from None
+        key_uuid = id_or_none(key_id)
+        if key_uuid is None:
+            raise NotFound("No such key.")
         deleted = await ProviderKey.delete().where(
             (ProviderKey.id == key_uuid) & (ProviderKey.account_id == account_id)).returning(
             ProviderKey.id)

@@ -35,7 +35,7 @@ from app.telephony.call_context import CallContext
 from core.pipeline import TOOL_NAME, ToolFailed, ToolSpec, check_parameters_schema
 
 __all__ = ["CallToolHandler", "HttpTools", "Tool", "ToolHandler", "ToolRegistry",
-           "public_view"]
+           "public_view", "spec_view"]
 
 ToolHandler = Callable[[dict[str, Any]], Awaitable[Any]]
 #: a handler that also receives the call it runs on (None outside telephone calls)
@@ -121,6 +121,12 @@ class ToolRegistry:
                 raise ToolFailed(str(exc)) from None
 
         return Tool(spec, run)
+
+
+def spec_view(spec: ToolSpec) -> dict[str, Any]:
+    """A built-in tool as the API lists it."""
+    return {"name": spec.name, "description": spec.description, "parameters": spec.parameters,
+            "side_effecting": spec.side_effecting, "usable_on_call": spec.usable_on_call}
 
 
 def public_view(row: dict[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from app.tables.platform import (
     Chunk,
     Document,
     HttpTool,
+    HttpToolOffer,
     Library,
     Project,
     ProjectMember,
@@ -35,7 +36,7 @@ from app.tables.platform import (
 ALL_TABLES = (
     Account, AuthSession, LoginFailure, RuntimeSetting, AuditEntry,
     Project, ProjectMember, Provider, ProviderKey, Library, Document, Chunk,
-    Agent, AgentLibrary, HttpTool, Chat, ChatMessage, UsageEvent,
+    Agent, AgentLibrary, HttpTool, HttpToolOffer, Chat, ChatMessage, UsageEvent,
     ApiKey,
     FeatureOverride, TelephonyLine, TelephonyCall, TelephonyTicket, TelephonyRing,
     TelephonySignatureFailure,

@@ -12,6 +12,7 @@ from piccolo.columns import (
     Array,
     BigSerial,
     ForeignKey,
+    Integer,
     Text,
     Timestamptz,
 )
@@ -62,7 +63,8 @@ class RuntimeSetting(Table, tablename="runtime_setting"):
 
 
 class AuditEntry(Table, tablename="audit_entry"):
-    """Append-only audit trail (the database refuses UPDATE and DELETE on it)."""
+    """Append-only audit trail (the database refuses UPDATE and DELETE on it, but for
+    raising ``occurrences`` of a counted entry: one per ``tally_key``, see ``AuditLog.tally``)."""
 
     id = BigSerial(primary_key=True)
     kind = Text()
@@ -70,3 +72,5 @@ class AuditEntry(Table, tablename="audit_entry"):
     subject = Text(null=True, default=None)
     data = JSONB(default="{}")
     at = Timestamptz(default=TimestamptzNow())
+    occurrences = Integer(default=1)
+    tally_key = Text(null=True, default=None, unique=True)

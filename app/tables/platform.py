@@ -131,6 +131,18 @@ class HttpTool(Table, tablename="http_tool"):
     updated_at = Timestamptz(default=TimestamptzNow())
 
 
+class HttpToolOffer(Table, tablename="http_tool_offer"):
+    """An HTTP tool an administrator offers to one account, to a project's members, or
+    (both null) to everyone; only an offered tool can be attached to an agent."""
+
+    id = UUID(primary_key=True)
+    tool_id = ForeignKey(references=HttpTool, on_delete=OnDelete.cascade)
+    account_id = ForeignKey(references=Account, null=True, on_delete=OnDelete.cascade)
+    project_id = ForeignKey(references=Project, null=True, on_delete=OnDelete.cascade)
+    offered_by = ForeignKey(references=Account, null=True, on_delete=OnDelete.set_null)
+    offered_at = Timestamptz(default=TimestamptzNow())
+
+
 class Chat(Table, tablename="chat"):
     """A conversation. ``source`` is app, api or telephone; API chats stay out of the
     owner's list but open by id."""

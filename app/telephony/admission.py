@@ -5,7 +5,16 @@ The carrier voice webhook and the pbx answer request both call
 order, admits the call under the limits (``app.telephony.limits``), and mints the
 single-use ticket. A refusal is audited as ``telephony.refused`` with its reason and
 the transport answers it the same way for every reason (``<Reject/>``, or an empty
-body): a caller cannot tell an unknown number from a disabled line.
+body): a caller cannot tell an unknown number from a disabled line. A refusal a
+stranger can repeat at will (a pbx question from the wrong place) is counted per
+source instead (``refuse_counted``), so repeating it cannot flood the audit trail.
+
+A carrier call is admitted once: the voice webhook again for the same ``CallSid`` (a
+retry, or a replay of a signed request) mints no ticket. It is audited as
+``telephony.replayed``, counted per call, and answered with the ticket the call
+already has while that one is unspent and in its lifetime — the carrier's own retry
+then still connects, and there is still one ticket, so one audio stream — otherwise
+refused like any other refusal.
 
 Fail closed: when the database cannot be asked the call is refused ``lookup_failed``;
 when the ticket cannot be stored, ``ticket_unavailable`` (the recorded call then ends
@@ -64,7 +73,7 @@ class Answer:
 
     @property
     def taken(self) -> bool:
-        return self.refusal is None
+        return self.refusal is None and self.ticket is not None
 
 
 def caller_text(given: str | None) -> str:
@@ -118,6 +127,24 @@ class Admissions:
             log.warning("refusal could not be audited", extra={"reason": reason.value})
         return Answer(refusal=reason)
 
+    async def refuse_counted(self, reason: str, source: str, **detail: Any) -> None:
+        """Audit a refusal anyone can provoke: one counted entry per source, reason and
+        window (best effort, like :meth:`refuse`)."""
+        try:
+            await self.audit.tally("telephony.refused", f"{reason} {source}",
+                                   data={"reason": reason, **detail})
+        except DATABASE_ERRORS:
+            log.warning("refusal could not be audited", extra={"reason": reason})
+
+    async def _repeated(self, call_id: UUID, detail: dict[str, Any]) -> Answer:
+        """The voice webhook again for a call already admitted: no new ticket."""
+        ticket = await self.tickets.live(call_id)
+        answered = ticket is not None  # a retry while the ticket waits, or refused
+        await self.audit.tally("telephony.replayed", f"{call_id} {answered}",
+                               subject=str(call_id),
+                               data={**detail, "call_id": str(call_id), "answered": answered})
+        return Answer(call_id=call_id, ticket=ticket)
+
     async def answer(self, *, provider: str, dialled: str, caller: str, token: str,
                      call_sid: str | None = None) -> Answer:
         """Decide the call; when taken, it is recorded in progress with its ticket."""
@@ -141,6 +168,12 @@ class Admissions:
             if admission.call_id is not None:  # logged as line_full
                 detail["call_id"] = str(admission.call_id)
             return await self.refuse(admission.refusal, **detail)
+        if admission.repeated:
+            try:
+                return await self._repeated(admission.call_id, detail)
+            except DATABASE_ERRORS:
+                log.exception("repeated call could not be looked up")
+                return await self.refuse(RefusalReason.LOOKUP_FAILED, **detail)
         try:
             ticket = await self.tickets.issue(admission.call_id, token)
         except DATABASE_ERRORS:

@@ -114,6 +114,8 @@ class Admission:
 
     call_id: UUID | None
     refusal: RefusalReason | None
+    #: The carrier already had this call admitted (same ``CallSid``): a retry or a replay.
+    repeated: bool = False
 
 
 async def _counts(connection, call: NewCall, limits: Limits) -> LimitCounts:
@@ -136,7 +138,8 @@ async def admit(call: NewCall, limits: Limits) -> Admission:
             same = await connection.fetchrow(_SAME_CARRIER_CALL, call.carrier_call_sid)
             if same is not None:
                 full = same["outcome"] == _LINE_FULL
-                return Admission(same["id"], RefusalReason.CONCURRENCY if full else None)
+                return Admission(same["id"], RefusalReason.CONCURRENCY if full else None,
+                                 repeated=True)
         await connection.execute(_EXPIRE_UNCONNECTED, _NO_MEDIA, TICKET_LIFETIME_SECONDS)
         await connection.execute(_FORGET_RINGS, float(limits.from_window_seconds))
         counts = await _counts(connection, call, limits)
@@ -173,7 +176,10 @@ INSERT INTO telephony_ticket (token, call_id) VALUES ($1, $2)
 """
 
 # spec: telephony.md "Pbx ticket" — valid -> redeemed only within 30 s, first use; the
-# call must still be in progress (a call the carrier already ended takes no audio).
+# call must still be in progress (a call the carrier already ended takes no audio), and
+# its media not started: one call, one audio stream, whatever tickets exist for it. The
+# row lock of the UPDATE makes a second connection wait for the first and then find
+# ``media_started_at`` set, on any server process.
 _REDEEM = """
 WITH ticket AS (
     UPDATE telephony_ticket SET redeemed_at = now()
@@ -183,8 +189,18 @@ WITH ticket AS (
 )
 UPDATE telephony_call AS c SET media_started_at = now()
 FROM ticket
-WHERE c.id = ticket.call_id AND c.outcome = 'in_progress'
+WHERE c.id = ticket.call_id AND c.outcome = 'in_progress' AND c.media_started_at IS NULL
 RETURNING c.id, c.number_id, c.e164, c.from_number, c.provider, c.owner_id, c.agent_id
+"""
+
+
+# The ticket a call was answered with, while it can still admit the call's one stream.
+_LIVE_TICKET = """
+SELECT t.token FROM telephony_ticket t JOIN telephony_call c ON c.id = t.call_id
+WHERE t.call_id = $1 AND t.redeemed_at IS NULL
+  AND t.issued_at > now() - make_interval(secs => $2)
+  AND c.outcome = 'in_progress' AND c.media_started_at IS NULL
+ORDER BY t.issued_at LIMIT 1
 """
 
 
@@ -216,6 +232,11 @@ class TicketStore:
         async with db.connection() as connection:
             await connection.execute(_ISSUE, ticket.token, call_id)
         return ticket.token
+
+    async def live(self, call_id: UUID) -> str | None:
+        """The call's unspent ticket still in its lifetime, if any; never a new one."""
+        async with db.connection() as connection:
+            return await connection.fetchval(_LIVE_TICKET, call_id, TICKET_LIFETIME_SECONDS)
 
     async def redeem(self, token: str) -> RedeemedCall | None:
         """The call the ticket admits to, once; None for anything else."""

@@ -110,9 +110,14 @@ class Lines:
 
     # -- checks on the line as it would be after the change
 
-    async def _check_agent(self, agent_id: UUID) -> None:
-        row = await Agent.select(Agent.archived_at).where(Agent.id == agent_id).first()
-        if row is None:
+    async def _check_agent(self, agent_id: UUID, binder: Identity | None = None) -> None:
+        """The agent can be called; with ``binder``, it is also theirs to bind: a line
+        puts an agent before every caller, so only its owner or an administrator may
+        (another's agent answers exactly like one that does not exist)."""
+        row = await Agent.select(Agent.archived_at, Agent.owner_id).where(
+            Agent.id == agent_id).first()
+        if row is None or (binder is not None and not binder.is_admin
+                           and row["owner_id"] != binder.account_id):
             raise Unprocessable("No such agent.", code="agent_unavailable", field="agent_id")
         if row["archived_at"] is not None:
             raise Unprocessable("That agent is archived; a line needs an agent that can be "
@@ -145,7 +150,8 @@ class Lines:
             raise Unprocessable("A line that records calls needs recording_days above 0.",
                                 field="recording_days")
 
-    async def _checked(self, line: dict[str, Any], given: set[str]) -> dict[str, Any]:
+    async def _checked(self, line: dict[str, Any], given: set[str],
+                       binder: Identity) -> dict[str, Any]:
         """Normalise given fields and check the whole line; returns column values."""
         for field in set(given) - set(CLEARABLE):
             if line[field] is None:
@@ -160,7 +166,7 @@ class Lines:
         # spec: "disabled -> enabled: valid binding" — checked again when enabling.
         enabling = "enabled" in given and line["enabled"]
         if "agent_id" in given or enabling:
-            await self._check_agent(line["agent_id"])
+            await self._check_agent(line["agent_id"], binder if "agent_id" in given else None)
         if "owner_user_id" in given or enabling:
             await self._check_owner(line["owner_user_id"])
         if line["deliver_group_chat_id"] is not None and (
@@ -184,7 +190,8 @@ class Lines:
                     "record_calls": False, "recording_days": 0, "enabled": False,
                     **{field: None for field in CLEARABLE}}
         line = await self._checked({**defaults, **fields},
-                                   set(fields) | {"e164", "agent_id", "owner_user_id"})
+                                   set(fields) | {"e164", "agent_id", "owner_user_id"},
+                                   identity)
         await self._refuse_taken(line["e164"], None)
         row = TelephonyLine(**line)
         try:
@@ -202,7 +209,7 @@ class Lines:
         line = {column: current[column] for column in (
             "e164", "agent_id", "owner_user_id", "provider", *CLEARABLE, *PERIODS,
             "record_calls", "enabled")}
-        line = await self._checked({**line, **fields}, set(fields))
+        line = await self._checked({**line, **fields}, set(fields), identity)
         if "e164" in fields:
             await self._refuse_taken(line["e164"], current["id"])
         values = {getattr(TelephonyLine, field): line[field] for field in fields}

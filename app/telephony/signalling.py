@@ -6,8 +6,13 @@ stored credential before anything is read: one without a signature is refused fr
 its headers, its body never read; otherwise the body is read only as far as the
 signature needs (the form parameters it covers, at most 16 KiB), and nothing else of
 it is used until the signature holds. A failure answers 403 and is audited
-``telephony.signature.rejected``; an address with 30 failures in the last minute is
-refused without checking (429), counted in the database so every process sees it.
+``telephony.signature.rejected``, counted: one entry per address and window
+(``AuditLog.tally``). An address with 30 failures in the last minute is locked out
+(429), counted in the database so every process sees it; the lock-out only spares the
+work of refusing — an unsigned request is refused from its headers without a write,
+a wrongly signed one without recording it — while a request whose signature holds is
+always checked and taken, so no one sharing or spoofing the carrier's address can shut
+the carrier out.
 Then ``voice`` takes or refuses the call (``app.telephony.admission``) and answers
 ``<Connect><Stream>`` with the call's single-use ticket, or ``<Reject/>``; ``status``
 keeps the carrier's call status (a final one before media is ``carrier_ended``);
@@ -29,7 +34,7 @@ import hmac
 import logging
 from dataclasses import dataclass
 
-from app.http.errors import Forbidden, TooManyRequests
+from app.http.errors import ApiError, Forbidden, TooManyRequests
 from app.services.audit import AuditLog
 from app.services.settings import Settings
 from app.telephony import limits
@@ -81,23 +86,25 @@ class CarrierSignalling:
         except DATABASE_ERRORS:
             return False  # the signature check below still holds on its own
 
-    async def _reject_signature(self, path: str, address: str) -> Forbidden:
+    async def _reject_signature(self, path: str, address: str) -> ApiError:
+        """The refusal of a failed signature: 429 without a write once the address is
+        locked out, else 403, recorded and audited (counted per address and window)."""
+        if await self._over_failure_limit(address):
+            return TooManyRequests("Too many failed signatures from this address.",
+                                   code="too_many_signature_failures",
+                                   headers={"Retry-After": "60"})
         try:
             await limits.record_signature_failure(address)
-            await self.audit.record("telephony.signature.rejected", subject=path,
-                                    data={"address": address})
+            await self.audit.tally("telephony.signature.rejected", address, subject=path,
+                                   data={"address": address})
         except DATABASE_ERRORS:
             log.warning("signature failure could not be recorded")
         return Forbidden("The carrier signature does not match.", code="bad_signature")
 
     async def before_body(self, path: str, address: str, signature: str | None) -> None:
-        """Refuse what can be refused from the headers alone, before the body is read:
-        an address over its failure limit (429), a request with no signature (403).
-        spec: telephony.md "Authentication" — "verified ... before anything is read"."""
-        if await self._over_failure_limit(address):
-            raise TooManyRequests("Too many failed signatures from this address.",
-                                  code="too_many_signature_failures",
-                                  headers={"Retry-After": "60"})
+        """Refuse a request with no signature from its headers alone, before the body is
+        read (403, or 429 once the address is locked out). spec: telephony.md
+        "Authentication" — "verified ... before anything is read"."""
         if not signature:
             raise await self._reject_signature(path, address)
 
@@ -147,6 +154,8 @@ class CarrierSignalling:
 # -- pbx
 
 KEY_HEADER = b"x-service-telephony-key"
+#: The audited reason of a pbx question without the shared secret (not a call refusal).
+BAD_KEY = "bad_key"
 MAX_QUERY_VALUE = 64
 
 
@@ -159,8 +168,8 @@ class PbxSignalling:
     async def authenticate(self, address: str | None, key: bytes | None, path: str) -> None:
         """Raise :class:`Forbidden` unless the source is private and the secret matches."""
         if not is_private_source(address):
-            await self.admissions.refuse(RefusalReason.PUBLIC_SOURCE, address=address,
-                                         path=path)
+            await self.admissions.refuse_counted(RefusalReason.PUBLIC_SOURCE.value,
+                                                 address or "", address=address, path=path)
             raise Forbidden("Questions from the telephone system come from its own network.",
                             code="public_source")
         secret = await self.settings.secret("telephony.pbx_key_enc")
@@ -170,6 +179,8 @@ class PbxSignalling:
                 _digest(secret.encode()), _digest(key)):
             log.warning("pbx question with a wrong or missing key",
                         extra={"address": address, "path": path})
+            await self.admissions.refuse_counted(BAD_KEY, address or "",
+                                                 address=address, path=path)
             raise Forbidden("The telephone system's key does not match.", code="bad_key")
 
     async def answer(self, caller: str | None, dialled: str | None) -> str:

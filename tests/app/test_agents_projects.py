@@ -17,6 +17,18 @@ async def _me(api, headers):
     return (await api.get("/api/me", headers=headers)).json()
 
 
+async def _clinic(api, services):
+    """Ann's project with Bob a member, and Ann's agent in it."""
+    ann = await api.as_new_user(services, "ann@example.org")
+    bob = await api.as_new_user(services, "bob@example.org")
+    project = (await api.post("/api/projects", headers=ann, json={"name": "Clinic"})).json()
+    await api.post(f"/api/projects/{project['id']}/members", headers=ann,
+                   json={"email": "bob@example.org"})
+    agent = (await api.post("/api/agents", headers=ann, json={
+        "name": "Shared", "model": "local", "project_id": project["id"]})).json()
+    return ann, bob, project, agent
+
+
 async def test_agent_lifecycle_create_read_update_archive(api, services):
     ann = await api.as_new_user(services, "ann@example.org")
     library = await _library((await _me(api, ann))["id"])
@@ -80,14 +92,8 @@ async def test_unknown_model_is_refused(api, services):
 
 
 async def test_project_members_reach_what_the_project_holds(api, services):
-    ann = await api.as_new_user(services, "ann@example.org")
-    bob = await api.as_new_user(services, "bob@example.org")
+    ann, bob, project, agent = await _clinic(api, services)
     carol = await api.as_new_user(services, "carol@example.org")
-    project = (await api.post("/api/projects", headers=ann, json={"name": "Clinic"})).json()
-    await api.post(f"/api/projects/{project['id']}/members", headers=ann,
-                   json={"email": "bob@example.org"})
-    agent = (await api.post("/api/agents", headers=ann, json={
-        "name": "Shared", "model": "local", "project_id": project["id"]})).json()
     shared_library = await _library((await _me(api, ann))["id"], project_id=project["id"])
     assert (await api.get(f"/api/agents/{agent['id']}", headers=bob)).status_code == 200
     bobs = await api.post("/api/agents", headers=bob, json={
@@ -98,6 +104,30 @@ async def test_project_members_reach_what_the_project_holds(api, services):
     # A member reaches the project but does not manage it.
     renamed = await api.patch(f"/api/projects/{project['id']}", headers=bob, json={"name": "x"})
     assert renamed.status_code == 404
+
+
+async def test_adding_a_member_does_not_tell_whether_the_email_has_an_account(
+        api, services):
+    ann = await api.as_new_user(services, "ann@example.org")
+    await api.as_new_user(services, "bob@example.org")
+    project = (await api.post("/api/projects", headers=ann, json={"name": "Clinic"})).json()
+    url = f"/api/projects/{project['id']}/members"
+    answers = [await api.post(url, headers=ann, json={"email": email}) for email in (
+        "nobody@example.org", "bob@example.org", "BOB@example.org")]
+    assert {answer.status_code for answer in answers} == {202}
+    assert len({answer.content for answer in answers}) == 1
+    members = (await api.get(f"/api/projects/{project['id']}", headers=ann)).json()["members"]
+    assert [member["email"] for member in members] == ["bob@example.org"]
+
+
+async def test_a_member_cannot_take_an_owners_agent_out_of_the_project(api, services):
+    ann, bob, project, agent = await _clinic(api, services)
+    bobs = (await api.post("/api/projects", headers=bob, json={"name": "Mine"})).json()
+    moved = await api.patch(f"/api/agents/{agent['id']}", headers=bob,
+                            json={"project_id": bobs["id"]})
+    assert moved.status_code == 403 and moved.json()["error"]["code"] == "not_owner"
+    assert (await api.get(f"/api/agents/{agent['id']}", headers=ann)).json()[
+        "project_id"] == project["id"]
 
 
 async def test_an_administrator_reaches_everything(api, services):

@@ -2,6 +2,7 @@
 
 import datetime as dt
 
+import anyio
 import asyncpg
 import pytest
 
@@ -40,6 +41,25 @@ async def test_the_database_refuses_to_rewrite_history(services, database):
             await connection.execute("UPDATE audit_entry SET kind = 'z'")
         with pytest.raises(asyncpg.RaiseError, match="append-only"):
             await connection.execute("DELETE FROM audit_entry")
+    finally:
+        await connection.close()
+
+
+async def test_a_counted_entry_can_only_have_its_count_raised(services, database):
+    """Concurrent repeats meet in one row; nothing else of it can be rewritten."""
+    async with anyio.create_task_group() as group:
+        for _ in range(8):
+            group.start_soon(lambda: services.audit.tally("x.flood", "198.51.100.7",
+                                                          data={"address": "198.51.100.7"}))
+    await services.audit.tally("x.flood", "198.51.100.8")
+    rows = await services.audit.query(kind="x.flood")
+    assert sorted(row["occurrences"] for row in rows) == [1, 8]
+    connection = await asyncpg.connect(database)
+    try:
+        for change in ("occurrences = occurrences - 1", "occurrences = occurrences + 1, "
+                       "data = '{}'", "tally_key = NULL", "kind = 'z'"):
+            with pytest.raises(asyncpg.RaiseError, match="append-only"):
+                await connection.execute(f"UPDATE audit_entry SET {change}")
     finally:
         await connection.close()
 

@@ -148,7 +148,7 @@ async def _configure(client, services, setup, audiosocket) -> None:
     await setup.setting("telephony.max_concurrent_calls", 20)
     await setup.setting("voice.phone.turn_detection", False)
     await setup.patch_line(greeting=GREETING, notice=NOTICE)
-    pbx = await client.post("/api/admin/telephony/numbers", headers=setup.manager, json={
+    pbx = await client.post("/api/admin/telephony/numbers", headers=setup.admin, json={
         "e164": PBX_LINE, "agent_id": setup.agent_id, "owner_user_id": setup.owner_id,
         "provider": "pbx", "greeting": GREETING, "notice": NOTICE, "transfer_e164": TRANSFER,
         "record_calls": True, "recording_days": 30})

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+
+from app.console.pages import STATIC_DIR
 
 PASSWORD = "correct horse battery staple"
 
@@ -81,3 +85,47 @@ async def test_pages_and_scripts_are_served_but_left_out_of_the_api_document(api
     paths = (await api.get("/openapi.json")).json()["paths"]
     assert "/api/profile/api-keys" in paths
     assert not {"/", "/login", "/logout", "/profile/keys"} & set(paths)
+
+
+@pytest.mark.anyio
+async def test_a_page_that_carries_an_id_refuses_anything_that_is_not_one(api, services):
+    """A call page's address could otherwise carry another path into the requests its
+    script builds (``..%2F..%2Flibraries%2F<id>%3Fx=``: its delete button deleting a
+    Library)."""
+    await services.accounts.create("tel@example.org", PASSWORD, "user", ("telephony.manage",))
+    tel = (await api.post("/login", data={"email": "tel@example.org",
+                                          "password": PASSWORD})).cookies
+    known = "0b0e3b9c-2f6a-4c9e-9a53-6a4f3c1d2e7f"
+    page = await api.get(f"/calls/{known}", cookies=tel)
+    assert page.status_code == 200 and f'data-call-id="{known}"' in page.text
+    for smuggled in (f"..%2F..%2Flibraries%2F{known}%3Fx=", f"{known}%3Fx=1", f"{{{known}}}",
+                     known.replace("-", ""), f"urn:uuid:{known}", "%2E%2E", "x"):
+        refused = await api.get(f"/calls/{smuggled}", cookies=tel)
+        assert refused.status_code == 404, smuggled
+        assert refused.headers["content-type"].startswith("text/html")
+        assert "data-call-id" not in refused.text
+
+
+@pytest.mark.anyio
+async def test_api_paths_take_only_ids_in_their_one_spelling(api, services):
+    admin = await api.as_new_user(services, "root@example.org", role="admin")
+    library = (await api.post("/api/libraries", headers=admin, json={"name": "Notes"})).json()
+    assert (await api.get(f"/api/libraries/{library['id']}", headers=admin)).status_code == 200
+    for spelling in (library["id"].replace("-", ""), f"{{{library['id']}}}",
+                     f"urn:uuid:{library['id']}"):
+        answer = await api.get(f"/api/libraries/{spelling}", headers=admin)
+        assert answer.status_code == 404, spelling
+        assert answer.json()["error"]["code"] == "not_found"
+    me = (await api.get("/api/me", headers=admin)).json()["id"]
+    assert (await api.get(f"/api/admin/users/{me.replace('-', '')}",
+                          headers=admin)).status_code == 404
+
+
+def test_the_console_scripts_encode_what_they_put_in_an_address():
+    """Every ``${…}`` after a ``/`` or ``=`` in a script's template strings is encoded."""
+    raw = re.compile(r"[/=]\$\{(?!encodeURIComponent\()")
+    offenders = [f"{script.name}:{number}"
+                 for script in sorted(STATIC_DIR.glob("*.js"))
+                 for number, line in enumerate(script.read_text().splitlines(), 1)
+                 if raw.search(line)]
+    assert offenders == []

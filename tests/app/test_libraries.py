@@ -121,7 +121,7 @@ async def test_project_members_reach_the_project_s_library(api, services, ann, b
     project = (await api.post("/api/projects", headers=ann, json={"name": "Surgery"})).json()
     added = await api.post(f"/api/projects/{project['id']}/members", headers=ann,
                            json={"email": "bob@example.org"})
-    assert added.status_code == 201, added.text
+    assert added.status_code == 202, added.text
     library = await new_library(api, ann, project_id=project["id"])
     await add_text(api, ann, library["id"], "Flu vaccines are given on Tuesdays.")
     assert [entry["id"] for entry in (await api.get("/api/libraries", headers=bob)).json()[
@@ -142,6 +142,34 @@ async def test_a_library_joins_only_a_project_its_creator_reaches(api, ann, bob)
                             json={"project_id": project["id"]})
     assert_error(moved, 422, "unknown_project", "project_id")
     assert await Library.count() == 1
+
+
+async def test_only_the_owner_or_an_administrator_moves_a_library_between_projects(
+        api, services, ann, bob):
+    """A member who could take the owner's Library into a project of their own would
+    keep it after being removed from the owner's project."""
+    project = (await api.post("/api/projects", headers=ann, json={"name": "Surgery"})).json()
+    await api.post(f"/api/projects/{project['id']}/members", headers=ann,
+                   json={"email": "bob@example.org"})
+    library = await new_library(api, ann, project_id=project["id"])
+    bobs = (await api.post("/api/projects", headers=bob, json={"name": "Mine"})).json()
+    url = f"/api/libraries/{library['id']}"
+    for target in (bobs["id"], None):
+        moved = await api.patch(url, headers=bob, json={"project_id": target})
+        assert_error(moved, 403, "not_owner", "project_id")
+    # A member still edits what the project holds, naming the project it is in.
+    renamed = await api.patch(url, headers=bob, json={"name": "Notes",
+                                                      "project_id": project["id"]})
+    assert renamed.status_code == 200 and renamed.json()["project_id"] == project["id"]
+    me = (await api.get("/api/me", headers=bob)).json()["id"]
+    await api.delete(f"/api/projects/{project['id']}/members/{me}", headers=ann)
+    assert (await api.get(url, headers=bob)).status_code == 404
+    other = (await api.post("/api/projects", headers=ann, json={"name": "Other"})).json()
+    assert (await api.patch(url, headers=ann, json={"project_id": other["id"]})).json()[
+        "project_id"] == other["id"]
+    admin = await api.as_new_user(services, "root@example.org", role="admin")
+    assert (await api.patch(url, headers=admin, json={"project_id": None})).json()[
+        "project_id"] is None
 
 
 async def test_an_administrator_reaches_every_library(api, services, ann):

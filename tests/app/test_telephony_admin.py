@@ -128,15 +128,39 @@ async def test_numbers_are_normalised_and_unique(api, services):
     setup = await deployment(api, services)
     body = {"e164": "0044 (1632) 960-001", "agent_id": setup.agent_id,
             "owner_user_id": setup.owner_id}
-    taken = await api.post("/api/admin/telephony/numbers", headers=setup.manager, json=body)
+    taken = await api.post("/api/admin/telephony/numbers", headers=setup.admin, json=body)
     assert taken.status_code == 409 and taken.json()["error"]["code"] == "number_taken"
     body["e164"] = "01632 960001"
-    bad = await api.post("/api/admin/telephony/numbers", headers=setup.manager, json=body)
+    bad = await api.post("/api/admin/telephony/numbers", headers=setup.admin, json=body)
     assert bad.status_code == 422 and bad.json()["error"]["field"] == "e164"
     body.update(e164="+44 1632 960 002", transfer_e164="0044.1632.960.003")
-    made = (await api.post("/api/admin/telephony/numbers", headers=setup.manager, json=body))
+    made = (await api.post("/api/admin/telephony/numbers", headers=setup.admin, json=body))
     assert made.json()["e164"] == "+441632960002"
     assert made.json()["transfer_e164"] == "+441632960003"
+
+
+async def test_only_the_agents_owner_or_an_administrator_binds_it_to_a_line(api, services):
+    """telephony.manage alone does not put another account's agent before callers;
+    another's agent is answered exactly like one that does not exist."""
+    setup = await deployment(api, services, enabled=False)
+    url = f"/api/admin/telephony/numbers/{setup.line['id']}"
+    theirs = await api.patch(url, headers=setup.manager, json={"agent_id": setup.agent_id})
+    unknown = await api.patch(url, headers=setup.manager,
+                              json={"agent_id": "00000000-0000-0000-0000-000000000000"})
+    assert theirs.status_code == unknown.status_code == 422
+    assert theirs.json() == unknown.json()
+    created = await api.post("/api/admin/telephony/numbers", headers=setup.manager, json={
+        "e164": "+441632960007", "agent_id": setup.agent_id, "owner_user_id": setup.owner_id})
+    assert created.status_code == 422 and created.json()["error"]["field"] == "agent_id"
+    own = (await api.post("/api/agents", headers=setup.manager,
+                          json={"name": "Desk", "model": "local"})).json()
+    bound = await api.patch(url, headers=setup.manager, json={"agent_id": own["id"]})
+    assert bound.status_code == 200 and bound.json()["agent_id"] == own["id"]
+    rebound = await api.patch(url, headers=setup.admin, json={"agent_id": setup.agent_id})
+    assert rebound.status_code == 200 and rebound.json()["agent_id"] == setup.agent_id
+    # Changing other fields of a line someone else bound needs no say over its agent.
+    assert (await api.patch(url, headers=setup.manager, json={"label": "Front desk"})
+            ).status_code == 200
 
 
 async def test_a_line_needs_a_callable_agent_and_an_active_owner(api, services):

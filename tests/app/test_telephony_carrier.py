@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+import anyio
 import pytest
 from twilio.twiml.voice_response import Connect, Stream, VoiceResponse
 
@@ -104,14 +105,43 @@ async def test_the_default_port_in_the_signed_url_is_accepted(api, services):
     assert answered.status_code == 200
 
 
-async def test_an_address_with_thirty_failures_a_minute_is_refused_without_checking(
+async def test_a_locked_out_address_cannot_shut_out_a_correctly_signed_request(
         api, services):
+    """Thirty failures a minute lock the address out of being checked for free: an
+    unsigned or wrongly signed request is refused 429 without a write. A request whose
+    signature holds is still checked and taken — whoever shares the carrier's address
+    (or makes it look shared) cannot stop its calls."""
     await deployment(api, services)
     await TelephonySignatureFailure.insert(
         *[TelephonySignatureFailure(address="127.0.0.1") for _ in range(30)])
-    refused = await carrier_post(api, VOICE, voice_params())  # correctly signed
-    assert refused.status_code == 429
-    assert await TelephonyCall.count() == 0
+    answered = await carrier_post(api, VOICE, voice_params())  # correctly signed
+    assert answered.status_code == 200 and ET.fromstring(answered.content).find(
+        "./Connect") is not None
+    unsigned = await api.post(VOICE, data=voice_params())
+    wrong = await carrier_post(api, VOICE, voice_params(call_sid="CA0002"),
+                               credential="other-token")
+    assert unsigned.status_code == wrong.status_code == 429
+    assert await TelephonyCall.count() == 1
+    assert await TelephonySignatureFailure.count() == 30
+    assert await AuditEntry.count().where(
+        AuditEntry.kind == "telephony.signature.rejected") == 0
+
+
+async def test_repeated_signature_failures_from_one_address_are_one_counted_entry(
+        api, services):
+    await deployment(api, services)
+    for _ in range(12):
+        refused = await carrier_post(api, VOICE, voice_params(), credential="other-token")
+        assert refused.status_code == 403
+    await api.post(VOICE, data=voice_params())  # unsigned: the same address's count
+    audited = await AuditEntry.select().where(
+        AuditEntry.kind == "telephony.signature.rejected").output(load_json=True)
+    assert len(audited) == 1
+    assert audited[0]["occurrences"] == 13 and audited[0]["data"] == {"address": "127.0.0.1"}
+    admin = await api.as_new_user(services, "audit@example.org", role="admin")
+    listed = (await api.get("/api/admin/audit?kind=telephony.signature.rejected",
+                            headers=admin)).json()["data"]
+    assert [entry["occurrences"] for entry in listed] == [13]
 
 
 async def test_a_webhook_body_over_16_kib_is_refused(api, services):
@@ -166,9 +196,66 @@ async def test_continue_hangs_up_unless_a_transfer_passed_the_screening_gate(api
     assert (await TelephonyCall.select().first())["outcome"] == "transferred"
 
 
-async def test_a_carrier_retrying_the_same_call_gets_the_same_call(api, services):
+async def replays() -> list[dict]:
+    return await AuditEntry.select().where(AuditEntry.kind == "telephony.replayed").output(
+        load_json=True)
+
+
+async def test_a_carrier_retrying_the_same_call_gets_the_same_call_and_ticket(api, services):
+    """No second ticket: a retry before the audio started gets the one the call has."""
     await deployment(api, services)
     first = await carrier_post(api, VOICE, voice_params())
     again = await carrier_post(api, VOICE, voice_params())
-    assert ticket_of(first.content) != ticket_of(again.content)
-    assert await TelephonyCall.count() == 1
+    assert ticket_of(first.content) == ticket_of(again.content)
+    assert await TelephonyCall.count() == 1 and await TelephonyTicket.count() == 1
+    audited = await replays()
+    assert len(audited) == 1 and audited[0]["data"]["answered"] is True
+
+
+async def test_a_replayed_voice_webhook_cannot_join_a_call_whose_audio_started(
+        api, services):
+    await deployment(api, services)
+    first = await carrier_post(api, VOICE, voice_params())
+    assert await services.telephony.redeem(ticket_of(first.content)) is not None
+    reject = VoiceResponse()
+    reject.reject()
+    for _ in range(3):  # the same signed request, replayed during the call
+        replayed = await carrier_post(api, VOICE, voice_params())
+        assert replayed.status_code == 200
+        assert tree(replayed.content) == tree(str(reject))
+    assert await TelephonyTicket.count() == 1
+    audited = await replays()
+    call = await TelephonyCall.select().first()
+    assert len(audited) == 1 and audited[0]["occurrences"] == 3
+    assert audited[0]["subject"] == str(call["id"]) and audited[0]["data"]["answered"] is False
+    assert call["outcome"] == "in_progress"
+
+
+async def test_a_call_whose_audio_started_takes_no_second_stream_whatever_the_ticket(
+        api, services):
+    """However a second ticket came to exist, the call has one audio stream."""
+    await deployment(api, services)
+    first = await carrier_post(api, VOICE, voice_params())
+    call_id = (await TelephonyCall.select().first())["id"]
+    tickets = services.telephony.tickets
+    second = await tickets.issue(call_id, "second-ticket-of-the-call")
+    assert await services.telephony.redeem(ticket_of(first.content)) is not None
+    assert await services.telephony.redeem(second) is None
+
+
+async def test_two_tickets_presented_at_once_admit_one_stream(api, services):
+    """Each redemption on its own connection, as on two server processes."""
+    await deployment(api, services)
+    first = await carrier_post(api, VOICE, voice_params())
+    call_id = (await TelephonyCall.select().first())["id"]
+    tokens = [ticket_of(first.content),
+              await services.telephony.tickets.issue(call_id, "another-ticket-of-the-call")]
+    won = []
+
+    async def present(token: str) -> None:
+        won.append(await services.telephony.redeem(token))
+
+    async with anyio.create_task_group() as group:
+        for token in tokens:
+            group.start_soon(present, token)
+    assert sum(found is not None for found in won) == 1

@@ -66,7 +66,7 @@ async def deployment(api, services, *, provider: str | None = "carrier",
         settings["provider"] = provider
     response = await api.put("/api/admin/telephony", headers=admin, json=settings)
     assert response.status_code == 200, response.text
-    line = await api.post("/api/admin/telephony/numbers", headers=manager, json={
+    line = await api.post("/api/admin/telephony/numbers", headers=admin, json={
         "e164": LINE_NUMBER, "agent_id": found.agent_id, "owner_user_id": owner_id,
         "provider": line_provider, "transfer_e164": "+441632960999"})
     assert line.status_code == 201, line.text

@@ -10,9 +10,12 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from app import db
 from app.config import BootConfig
 from app.http.errors import Conflict
+from app.piccolo_migrations.svc_2026_11_25t10_00_00_000000 import STATEMENTS
 from app.services.bundle import Services
+from app.tables import Agent, HttpToolOffer
 from core.pipeline import ToolFinished, ToolStatus
 from tests.app.test_pipeline import add_agent, only, turn
 from tests.app.test_pipeline import fake, owner  # noqa: F401  (fixtures)
@@ -239,3 +242,100 @@ async def test_an_http_tool_on_this_machine_is_refused_however_its_host_is_writt
         assert refused.status is ToolStatus.ERROR and "not allowed" in refused.content
         assert "loopback" in refused.content
         assert listener.connections() == 0
+
+# -- offers: who may attach an HTTP tool
+
+async def _weather(api, admin) -> dict[str, Any]:
+    created = await api.post("/api/admin/tools", headers=admin, json=tool_body(
+        secret_header_name="X-Api-Key", secret_header_value=SECRET))
+    assert created.status_code == 201, created.text
+    return created.json()
+
+
+async def _attach(api, headers, *tools: str):
+    return await api.post("/api/agents", headers=headers,
+                          json={"name": "Desk", "model": "local", "tools": list(tools)})
+
+
+async def test_a_user_attaches_only_the_tools_offered_to_them(api, services, admin):
+    tool = await _weather(api, admin)
+    ann = await api.as_new_user(services, "ann@example.org")
+    listed = (await api.get("/api/tools", headers=ann)).json()
+    assert listed["data"] == [] and "current_time" in [t["name"] for t in listed["builtin"]]
+    refused = await _attach(api, ann, "weather")
+    unknown = await _attach(api, ann, "not_a_tool_yet")
+    assert refused.status_code == unknown.status_code == 422
+    assert refused.json()["error"]["code"] == unknown.json()["error"]["code"] == "unknown_tool"
+    assert (await _attach(api, ann, "current_time")).status_code == 201
+
+    me = (await api.get("/api/me", headers=ann)).json()["id"]
+    offer = await api.post(f"/api/admin/tools/{tool['id']}/offers", headers=admin,
+                           json={"account_id": me})
+    assert offer.status_code == 201 and offer.json()["account_id"] == me
+    listed = (await api.get("/api/tools", headers=ann)).json()["data"]
+    assert [t["name"] for t in listed] == ["weather"]
+    assert "url" not in listed[0] and SECRET not in json.dumps(listed)
+    agent = await _attach(api, ann, "weather")
+    assert agent.status_code == 201 and agent.json()["tools"] == ["weather"]
+
+    withdrawn = await api.delete(f"/api/admin/tools/{tool['id']}/offers/{offer.json()['id']}",
+                                 headers=admin)
+    assert withdrawn.status_code == 204
+    assert (await _attach(api, ann, "weather")).status_code == 422
+    # An agent keeps what it already has (the recorded choice); it cannot gain more.
+    kept = await api.patch(f"/api/agents/{agent.json()['id']}", headers=ann,
+                           json={"tools": ["weather", "current_time"]})
+    assert kept.status_code == 200 and kept.json()["tools"] == ["current_time", "weather"]
+
+
+async def test_a_tool_offered_to_a_project_or_to_everyone(api, services, admin):
+    tool = await _weather(api, admin)
+    ann = await api.as_new_user(services, "ann@example.org")
+    bob = await api.as_new_user(services, "bob@example.org")
+    project = (await api.post("/api/projects", headers=ann, json={"name": "Clinic"})).json()
+    offers = f"/api/admin/tools/{tool['id']}/offers"
+    await api.post(offers, headers=admin, json={"project_id": project["id"]})
+    assert (await _attach(api, ann, "weather")).status_code == 201  # the project's owner
+    assert (await _attach(api, bob, "weather")).status_code == 422
+    everyone = await api.post(offers, headers=admin, json={"everyone": True})
+    assert everyone.status_code == 201 and everyone.json()["everyone"] is True
+    assert (await _attach(api, bob, "weather")).status_code == 201
+    listed = (await api.get(offers, headers=admin)).json()["data"]
+    assert [(o["project_id"], o["everyone"]) for o in listed] == [
+        (project["id"], False), (None, True)]
+
+
+async def test_offers_are_checked_and_for_administrators_only(api, services, admin):
+    tool = await _weather(api, admin)
+    ann = await api.as_new_user(services, "ann@example.org")
+    me = (await api.get("/api/me", headers=ann)).json()["id"]
+    offers = f"/api/admin/tools/{tool['id']}/offers"
+    assert (await api.post(offers, headers=ann, json={"account_id": me})).status_code == 403
+    assert (await api.get(offers, headers=ann)).status_code == 403
+    for body in ({}, {"account_id": me, "everyone": True}):
+        answer = await api.post(offers, headers=admin, json=body)
+        assert answer.status_code == 422 and answer.json()["error"]["code"] == "one_audience"
+    for body in ({"account_id": str(uuid.uuid4())}, {"project_id": "x"}):
+        assert (await api.post(offers, headers=admin, json=body)).status_code == 422
+    assert (await api.post(offers, headers=admin, json={"account_id": me})).status_code == 201
+    again = await api.post(offers, headers=admin, json={"account_id": me})
+    assert again.status_code == 409 and again.json()["error"]["code"] == "already_offered"
+    assert (await api.post(f"/api/admin/tools/{uuid.uuid4()}/offers", headers=admin,
+                           json={"everyone": True})).status_code == 404
+    assert (await api.delete(f"{offers}/{uuid.uuid4()}", headers=admin)).status_code == 404
+    assert [e["kind"] for e in (await api.get("/api/admin/audit?kind=http_tool.offered",
+                                              headers=admin)).json()["data"]] == [
+        "http_tool.offered"]
+
+
+async def test_the_upgrade_offers_each_attached_tool_to_its_agents_owner(api, services, admin):
+    """What the migration does for agents that named HTTP tools before offers existed."""
+    tool = await _weather(api, admin)
+    ann = await api.as_new_user(services, "ann@example.org")
+    me = uuid.UUID((await api.get("/api/me", headers=ann)).json()["id"])
+    await Agent(name="Old", model="local", owner_id=me, tools=["weather", "gone"]).save()
+    async with db.connection() as connection:
+        await connection.execute(STATEMENTS[-1])
+        await connection.execute(STATEMENTS[-1])  # twice: nothing doubles
+    rows = await HttpToolOffer.select(HttpToolOffer.tool_id, HttpToolOffer.account_id)
+    assert rows == [{"tool_id": uuid.UUID(tool["id"]), "account_id": me}]

@@ -36,7 +36,7 @@ async function load() {
         a.id === main.dataset.me ? null : el("button", { type: "button", class: a.deactivated ? "secondary" : "danger",
           "aria-label": `${a.deactivated ? "Reactivate" : "Deactivate"} ${a.email}`, onclick: guarded(async () => {
             if (!a.deactivated && !(await confirmAction(`Deactivate ${a.email}? Their sessions end at once and their lines refuse calls.`))) return;
-            await api("PATCH", `/api/admin/users/${a.id}`, { deactivated: !a.deactivated });
+            await api("PATCH", `/api/admin/users/${encodeURIComponent(a.id)}`, { deactivated: !a.deactivated });
             await load();
             say(`${a.email} is ${a.deactivated ? "active again" : "deactivated"}.`);
           }) }, a.deactivated ? "Reactivate" : "Deactivate")) },
@@ -48,7 +48,7 @@ async function features(account) {
     $("#features").replaceChildren(el("tr", {}, el("td", { colspan: 3, class: "muted" }, "Needs the config.manage permission.")));
     return;
   }
-  const view = await api("GET", `/api/admin/users/${account.id}/features`);
+  const view = await api("GET", `/api/admin/users/${encodeURIComponent(account.id)}/features`);
   fillRows($("#features"), view.features, [
     { value: (f) => f.key },
     { value: (f) => (f.global ? "on" : "off") },
@@ -57,7 +57,7 @@ async function features(account) {
           el("option", { value: "" }, "as for everyone"), el("option", { value: "true" }, "on"), el("option", { value: "false" }, "off"));
         select.value = f.override === null ? "" : String(f.override);
         select.addEventListener("change", guarded(async () => {
-          const path = `/api/admin/users/${account.id}/features/${f.key}`;
+          const path = `/api/admin/users/${encodeURIComponent(account.id)}/features/${encodeURIComponent(f.key)}`;
           if (select.value === "") await api("DELETE", path);
           else await api("PUT", path, { value: select.value === "true" });
           await features(account);
@@ -69,7 +69,7 @@ async function features(account) {
 }
 
 async function keys(account) {
-  const { data } = await api("GET", `/api/admin/users/${account.id}/api-keys`);
+  const { data } = await api("GET", `/api/admin/users/${encodeURIComponent(account.id)}/api-keys`);
   fillRows($("#account-keys"), data, [
     { value: (k) => k.name },
     { value: (k) => el("code", {}, `${k.prefix}…`) },
@@ -78,7 +78,7 @@ async function keys(account) {
     { value: (k) => (k.state === "revoked" ? "" : el("button", { type: "button", class: "danger", "aria-label": `Revoke ${k.name}`,
         onclick: guarded(async () => {
           if (!(await confirmAction(`Revoke ${account.email}'s key “${k.name}”? It stops working at once.`))) return;
-          await api("DELETE", `/api/admin/api-keys/${k.id}`);
+          await api("DELETE", `/api/admin/api-keys/${encodeURIComponent(k.id)}`);
           await keys(account);
           say(`The key “${k.name}” is revoked.`);
         }) }, "Revoke")) },
@@ -104,7 +104,7 @@ async function choose(account) {
 onSubmit($("#grants"), async (values) => {
   const body = { permissions: checked($("#g-permissions")) };
   if (values.role !== chosen.role) body.role = values.role;
-  chosen = await api("PATCH", `/api/admin/users/${chosen.id}`, body);
+  chosen = await api("PATCH", `/api/admin/users/${encodeURIComponent(chosen.id)}`, body);
   await load();
   say(`${chosen.email} is saved.`);
 });

@@ -19,7 +19,7 @@ async function load() {
         el("button", { type: "button", class: "secondary", "aria-label": `Edit ${a.name}`, onclick: () => edit(a) }, "Edit"),
         el("button", { type: "button", class: "danger", "aria-label": `Archive ${a.name}`, onclick: guarded(async () => {
           if (!(await confirmAction(`Archive the agent ${a.name}? Lines and chats using it stop answering.`))) return;
-          await api("POST", `/api/agents/${a.id}/archive`);
+          await api("POST", `/api/agents/${encodeURIComponent(a.id)}/archive`);
           await load();
           say(`${a.name} is archived.`);
         }) }, "Archive")) },
@@ -51,7 +51,7 @@ $("#agent-cancel").addEventListener("click", stopEditing);
 onSubmit($("#agent-form"), async (values) => {
   const body = { name: values.name, model: values.model, instructions: values.instructions || "",
     library_ids: chosenLibraries() };
-  if (editing) await api("PATCH", `/api/agents/${editing.id}`, body);
+  if (editing) await api("PATCH", `/api/agents/${encodeURIComponent(editing.id)}`, body);
   else await api("POST", "/api/agents", body);
   say(`${body.name} is saved.`);
   stopEditing();

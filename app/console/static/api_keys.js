@@ -20,7 +20,7 @@ async function load() {
 
 async function revoke(key) {
   if (!(await confirmAction(`Revoke the key “${key.name}”? Anything using it stops working at once.`))) return;
-  await api("DELETE", `${PATH}/${key.id}`);
+  await api("DELETE", `${PATH}/${encodeURIComponent(key.id)}`);
   await load();
   say(`The key “${key.name}” is revoked.`);
 }

@@ -4,7 +4,7 @@
 import { $, api, ApiError, confirmAction, el, fail, guarded, length, say, start, when } from "/static/console.js";
 
 const callId = $("main").dataset.callId;
-const base = `/api/telephony/calls/${callId}`;
+const base = `/api/telephony/calls/${encodeURIComponent(callId)}`;
 
 function pairs(call) {
   const rows = [["Line", call.e164], ["From", call.from], ["Provider", call.provider],
@@ -24,7 +24,7 @@ async function transcript(call) {
     return;
   }
   try {
-    const chat = await api("GET", `/api/chats/${call.chat_id}`);
+    const chat = await api("GET", `/api/chats/${encodeURIComponent(call.chat_id)}`);
     $("#transcript").replaceChildren(...chat.messages.map((m) => el("li", {},
       el("span", { class: "who" }, m.role === "user" ? "Caller" : m.role === "assistant" ? "Line" : m.role),
       m.content, el("span", { class: "muted" }, ` · ${when(m.created_at)}`))));
@@ -73,7 +73,7 @@ $("#delete-transcript").addEventListener("click", guarded(async () => {
 start(async () => {
   let call;
   try {
-    call = await api("GET", `/api/admin/telephony/calls/${callId}`);
+    call = await api("GET", `/api/admin/telephony/calls/${encodeURIComponent(callId)}`);
   } catch (error) {
     // The log entry is for telephony managers; the line's account may still listen.
     if (!(error instanceof ApiError) || error.status !== 403) throw error;

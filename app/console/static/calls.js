@@ -16,7 +16,7 @@ async function show() {
     { value: (c) => c.outcome },
     { value: length, num: true },
     { value: (c) => [c.recording_failed ? "recording failed " : "", c.tidied_away ? "tidied away" : ""].join("").trim() },
-    { value: (c) => el("a", { href: `/calls/${c.id}`, "aria-label": `Open the call from ${c.from} at ${when(c.started_at)}` }, "Open") },
+    { value: (c) => el("a", { href: `/calls/${encodeURIComponent(c.id)}`, "aria-label": `Open the call from ${c.from} at ${when(c.started_at)}` }, "Open") },
   ], "No calls match.");
   $("#older").disabled = !page.next_before;
   $("#older").dataset.cursor = page.next_before || "";

@@ -59,14 +59,14 @@ function editor(setting, refresh) {
     el("button", { type: "submit" }, "Save"),
     setting.overridden ? el("button", { type: "button", class: "secondary",
       onclick: guarded(async () => {
-        await api("DELETE", `/api/admin/settings/${setting.key}`);
+        await api("DELETE", `/api/admin/settings/${encodeURIComponent(setting.key)}`);
         await refresh();
         say(`${setting.key} is back to its boot value.`);
       }) }, "Reset") : null);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     try {
-      await api("PUT", `/api/admin/settings/${setting.key}`, { value: parse(setting, input.value) });
+      await api("PUT", `/api/admin/settings/${encodeURIComponent(setting.key)}`, { value: parse(setting, input.value) });
       await refresh();
       say(`${setting.key} is saved.`);
     } catch (error) {

@@ -117,7 +117,7 @@ export function length(call) {
 
 // A link to the page of the call a message or appointment came from, if any.
 export function callLink(item) {
-  return item.call_id ? [el("br"), el("a", { href: `/calls/${item.call_id}` }, "The call")] : null;
+  return item.call_id ? [el("br"), el("a", { href: `/calls/${encodeURIComponent(item.call_id)}` }, "The call")] : null;
 }
 
 // The form's fields as JSON: checkboxes as booleans, number inputs as numbers, and

@@ -56,7 +56,7 @@ function show(diary) {
     { value: (c) => c.note || "" },
     { value: (c) => el("button", { type: "button", class: "danger", "aria-label": `Remove the closure on ${c.closed_on}`,
         onclick: guarded(async () => {
-          await api("DELETE", owned(`/api/diary/closures?closed_on=${c.closed_on}`));
+          await api("DELETE", owned(`/api/diary/closures?closed_on=${encodeURIComponent(c.closed_on)}`));
           show(await api("GET", owned("/api/diary")));
           say(`The closure on ${c.closed_on} is removed.`);
         }) }, "Remove") },
@@ -81,7 +81,7 @@ async function appointments() {
     { value: (a) => el("button", { type: "button", class: "danger", "aria-label": `Cancel the appointment with ${a.caller_name}`,
         onclick: guarded(async () => {
           if (!(await confirmAction(`Cancel the appointment with ${a.caller_name} on ${inZone(a.starts_at)}?`))) return;
-          await api("DELETE", owned(`/api/diary/appointments/${a.id}`));
+          await api("DELETE", owned(`/api/diary/appointments/${encodeURIComponent(a.id)}`));
           await appointments();
           say("The appointment is cancelled.");
         }) }, "Cancel") },

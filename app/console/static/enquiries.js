@@ -11,7 +11,7 @@ function statusControl(enquiry) {
   select.value = enquiry.status;
   select.addEventListener("change", async () => {
     try {
-      await api("PATCH", `/api/enquiries/${enquiry.id}`, { status: select.value });
+      await api("PATCH", `/api/enquiries/${encodeURIComponent(enquiry.id)}`, { status: select.value });
       say(`The message from ${enquiry.caller_name || enquiry.caller_number} is now ${select.value.replace("_", " ")}.`);
     } catch (error) {
       select.value = enquiry.status;
@@ -22,7 +22,7 @@ function statusControl(enquiry) {
 }
 
 async function load() {
-  const { data } = await api("GET", owned(`/api/enquiries${status ? `?status=${status}` : ""}`));
+  const { data } = await api("GET", owned(`/api/enquiries${status ? `?status=${encodeURIComponent(status)}` : ""}`));
   fillRows($("#enquiries"), data, [
     { value: (e) => when(e.created_at) },
     { value: (e) => [e.caller_name || "", el("br"), el("span", { class: "muted" }, e.caller_number || "")] },

@@ -20,7 +20,7 @@ async function load() {
         el("button", { type: "button", class: "secondary", "aria-label": `Documents of ${l.name}`, onclick: guarded(() => show(l)) }, "Documents"),
         el("button", { type: "button", class: "danger", "aria-label": `Delete ${l.name}`, onclick: guarded(async () => {
           if (!(await confirmAction(`Delete the Library ${l.name} and all its documents?`))) return;
-          await api("DELETE", `/api/libraries/${l.id}`);
+          await api("DELETE", `/api/libraries/${encodeURIComponent(l.id)}`);
           if (open && open.id === l.id) $("#documents-card").hidden = true;
           await load();
           say(`${l.name} is deleted.`);
@@ -30,7 +30,7 @@ async function load() {
 
 async function show(library) {
   open = library;
-  const { data } = await api("GET", `/api/libraries/${library.id}/documents`);
+  const { data } = await api("GET", `/api/libraries/${encodeURIComponent(library.id)}/documents`);
   $("#documents-heading").textContent = `Documents of ${library.name}`;
   fillRows($("#documents"), data, [
     { value: (d) => d.title },
@@ -39,7 +39,7 @@ async function show(library) {
     { value: (d) => when(d.created_at) },
     { value: (d) => el("button", { type: "button", class: "danger", "aria-label": `Delete ${d.title}`, onclick: guarded(async () => {
         if (!(await confirmAction(`Delete the document ${d.title}?`))) return;
-        await api("DELETE", `/api/libraries/${library.id}/documents/${d.id}`);
+        await api("DELETE", `/api/libraries/${encodeURIComponent(library.id)}/documents/${encodeURIComponent(d.id)}`);
         await show(library);
         await load();
         say(`${d.title} is deleted.`);
@@ -62,7 +62,7 @@ $("#upload").addEventListener("submit", async (event) => {
   if (!file || !open) return;
   const title = $("#doc-title").value.trim() || file.name;
   try {
-    const response = await fetch(`/api/libraries/${open.id}/documents?title=${encodeURIComponent(title)}`,
+    const response = await fetch(`/api/libraries/${encodeURIComponent(open.id)}/documents?title=${encodeURIComponent(title)}`,
       { method: "POST", credentials: "same-origin", headers: { "Content-Type": mediaType(file) }, body: file });
     const payload = await response.json();
     if (!response.ok) throw new ApiError(response.status, payload, "documents");

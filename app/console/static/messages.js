@@ -5,7 +5,7 @@ const accounts = new Map();
 let status = "";
 
 async function load() {
-  const { data } = await api("GET", `/api/admin/telephony/enquiries${status ? `?status=${status}` : ""}`);
+  const { data } = await api("GET", `/api/admin/telephony/enquiries${status ? `?status=${encodeURIComponent(status)}` : ""}`);
   fillRows($("#messages"), data, [
     { value: (e) => when(e.created_at) },
     { value: (e) => accounts.get(e.account_id) || e.account_id },

@@ -22,19 +22,19 @@ async function load() {
     { value: (t) => attempt(t.last_attempt) },
     { value: (t) => el("div", { class: "actions" },
         el("button", { type: "button", "aria-label": `Test ${name(t)}`, onclick: guarded(async () => {
-          const result = await api("POST", `${PATH}/${t.id}/test`);
+          const result = await api("POST", `${PATH}/${encodeURIComponent(t.id)}/test`);
           await load();
           say(`Test of ${name(t)}: ${attempt({ ...result, at: new Date().toISOString() })}`);
         }) }, "Test"),
         el("button", { type: "button", class: "secondary", "aria-label": `${t.enabled ? "Disable" : "Enable"} ${name(t)}`,
           onclick: guarded(async () => {
-            await api("PATCH", `${PATH}/${t.id}`, { enabled: !t.enabled });
+            await api("PATCH", `${PATH}/${encodeURIComponent(t.id)}`, { enabled: !t.enabled });
             await load();
             say(`${name(t)} is ${t.enabled ? "disabled" : "enabled"}.`);
           }) }, t.enabled ? "Disable" : "Enable"),
         el("button", { type: "button", class: "danger", "aria-label": `Delete ${name(t)}`, onclick: guarded(async () => {
           if (!(await confirmAction(`Delete the target ${name(t)}?`))) return;
-          await api("DELETE", `${PATH}/${t.id}`);
+          await api("DELETE", `${PATH}/${encodeURIComponent(t.id)}`);
           await load();
           say(`${name(t)} is deleted.`);
         }) }, "Delete")) },

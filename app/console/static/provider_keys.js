@@ -14,7 +14,7 @@ function show(data) {
 
 async function remove(key) {
   if (!(await confirmAction(`Remove your key for ${key.provider}? Its models then use the shared key.`))) return;
-  await api("DELETE", `${PATH}/${key.id}`);
+  await api("DELETE", `${PATH}/${encodeURIComponent(key.id)}`);
   say(`Your key for ${key.provider} is removed.`);
   show((await api("GET", PATH)).data);
 }

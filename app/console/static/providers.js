@@ -18,18 +18,18 @@ async function load() {
     { value: (p) => (p.enabled ? "enabled" : "disabled") },
     { value: (p) => el("div", { class: "actions" },
         button("Refresh models", `Refresh models of ${p.name}`, async () => {
-          await api("POST", `${PATH}/${p.id}/refresh`);
+          await api("POST", `${PATH}/${encodeURIComponent(p.id)}/refresh`);
           await load();
           say(`The models of ${p.name} are refreshed.`);
         }),
         button(p.enabled ? "Disable" : "Enable", `${p.enabled ? "Disable" : "Enable"} ${p.name}`, async () => {
-          await api("PATCH", `${PATH}/${p.id}`, { enabled: !p.enabled });
+          await api("PATCH", `${PATH}/${encodeURIComponent(p.id)}`, { enabled: !p.enabled });
           await load();
           say(`${p.name} is ${p.enabled ? "disabled" : "enabled"}.`);
         }),
         button("Delete", `Delete ${p.name}`, async () => {
           if (!(await confirmAction(`Delete the provider ${p.name}? Agents using its models stop answering.`))) return;
-          await api("DELETE", `${PATH}/${p.id}`);
+          await api("DELETE", `${PATH}/${encodeURIComponent(p.id)}`);
           await load();
           say(`${p.name} is deleted.`);
         }, "danger")) },
@@ -45,7 +45,7 @@ onSubmit($("#provider-form"), async (values) => {
   let note = "";
   if (!body.models.length) {
     try {
-      await api("POST", `${PATH}/${provider.id}/refresh`);
+      await api("POST", `${PATH}/${encodeURIComponent(provider.id)}/refresh`);
     } catch (error) {
       note = ` Its models could not be fetched: ${error.message}`;
     }

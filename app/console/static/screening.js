@@ -12,7 +12,7 @@ async function load() {
     { value: (n) => n.note || "" },
     { value: (n) => el("button", { type: "button", class: "secondary", "aria-label": `Remove ${n.name}`,
         onclick: guarded(async () => {
-          await api("DELETE", owned(`${PATH}/${n.id}`));
+          await api("DELETE", owned(`${PATH}/${encodeURIComponent(n.id)}`));
           await load();
           say(`${n.name} is removed.`);
         }) }, "Remove") },

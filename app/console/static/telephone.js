@@ -54,14 +54,14 @@ function lineActions(line) {
       onclick: () => edit(line) }, "Edit"),
     el("button", { type: "button", "aria-label": `${line.enabled ? "Disable" : "Enable"} ${line.e164}`,
       onclick: guarded(async () => {
-        await api("PATCH", `${LINES}/${line.id}`, { enabled: !line.enabled });
+        await api("PATCH", `${LINES}/${encodeURIComponent(line.id)}`, { enabled: !line.enabled });
         await loadLines();
         say(`${line.e164} is ${line.enabled ? "disabled" : "enabled"}.`);
       }) }, line.enabled ? "Disable" : "Enable"),
     el("button", { type: "button", class: "danger", "aria-label": `Release ${line.e164}`,
       onclick: guarded(async () => {
         if (!(await confirmAction(`Release ${line.e164} for good? Its calls stay in the log.`))) return;
-        await api("DELETE", `${LINES}/${line.id}`);
+        await api("DELETE", `${LINES}/${encodeURIComponent(line.id)}`);
         await loadLines();
         say(`${line.e164} is released.`);
       }) }, "Release"));
@@ -115,7 +115,7 @@ $("#l-e164").addEventListener("input", (event) => {
 onSubmit($("#line-form"), async (values) => {
   if (editing) {
     for (const field of CLEARABLE) if (!(field in values) && editing[field] !== null) values[field] = null;
-    await api("PATCH", `${LINES}/${editing.id}`, values);
+    await api("PATCH", `${LINES}/${encodeURIComponent(editing.id)}`, values);
     say(`${values.e164} is saved.`);
   } else {
     const line = await api("POST", LINES, values);

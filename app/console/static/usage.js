@@ -70,7 +70,7 @@ function keyName(row) {
 
 async function show(since, through) {
   const until = addDays(through, 1);
-  const usage = await api("GET", `/api/admin/usage?since=${since}&until=${until}`);
+  const usage = await api("GET", `/api/admin/usage?since=${encodeURIComponent(since)}&until=${encodeURIComponent(until)}`);
   chart($("#chart-requests"), usage.by_day_source, since, until, (r) => r.requests, "requests");
   chart($("#chart-tokens"), usage.by_day_source, since, until,
     (r) => r.prompt_tokens + r.completion_tokens, "tokens");
