@@ -105,7 +105,8 @@ class Services:
         speech_http = SpeechHttp()
         call_voice = CallVoice(settings, telephony.calls, telephony.tickets, pipeline, chats,
                                telephony.surface_open, boot["storage.recordings_dir"],
-                               configured_engines(settings, box, speech_http))
+                               configured_engines(settings, box, speech_http),
+                               running=telephony.leases.running)
         notify_sender = NotificationSender()
         return cls(
             boot=boot,

@@ -174,6 +174,8 @@ INSERT INTO telephony_ticket (token, call_id) VALUES ($1, $2)
 
 # spec: telephony.md "Pbx ticket" — valid -> redeemed only within 30 s, first use; the
 # call must still be in progress (a call the carrier already ended takes no audio).
+# $3: the redeeming process, which runs the call's audio from now on (its owner,
+# ``app.telephony.leases``).
 _REDEEM = """
 WITH ticket AS (
     UPDATE telephony_ticket SET redeemed_at = now()
@@ -181,7 +183,7 @@ WITH ticket AS (
       AND issued_at > now() - make_interval(secs => $2)
     RETURNING call_id
 )
-UPDATE telephony_call AS c SET media_started_at = now()
+UPDATE telephony_call AS c SET media_started_at = now(), owner_instance = $3
 FROM ticket
 WHERE c.id = ticket.call_id AND c.outcome = 'in_progress'
 RETURNING c.id, c.number_id, c.e164, c.from_number, c.provider, c.owner_id, c.agent_id
@@ -210,6 +212,10 @@ def new_pbx_token() -> str:
 
 
 class TicketStore:
+    def __init__(self, owner: UUID | None = None) -> None:
+        #: The instance id of this process's call lease, named on each redeemed call.
+        self.owner = owner
+
     async def issue(self, call_id: UUID, token: str) -> str:
         """Store a valid ticket for ``call_id``; raises when the store is unreachable."""
         ticket = issue_ticket(token, time.time())
@@ -222,7 +228,8 @@ class TicketStore:
         if not token or len(token) > 200:
             return None
         async with db.connection() as connection:
-            row = await connection.fetchrow(_REDEEM, token, TICKET_LIFETIME_SECONDS)
+            row = await connection.fetchrow(_REDEEM, token, TICKET_LIFETIME_SECONDS,
+                                            self.owner)
         if row is None:
             return None
         return RedeemedCall(row["id"], row["number_id"], row["e164"], row["from_number"],

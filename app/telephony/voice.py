@@ -150,7 +150,8 @@ class _CallAgent:
 class CallVoice:
     def __init__(self, settings: Settings, calls: CallLog, tickets: TicketStore,
                  pipeline: Pipeline, chats: Chats, surface_open: Callable[[], Awaitable[bool]],
-                 recordings_dir: str, engines: EngineSource) -> None:
+                 recordings_dir: str, engines: EngineSource,
+                 running: set[UUID] | None = None) -> None:
         self.settings = settings
         self.calls = calls
         self.tickets = tickets
@@ -160,6 +161,9 @@ class CallVoice:
         self.recordings_dir = recordings_dir
         #: Replaceable: tests give a call instant fake engines.
         self.engines = engines
+        #: The calls this process runs now (``CallLeases.running``): a call of ours in
+        #: progress that is not among them is ended ``dropped`` by the lease's sweep.
+        self.running = running if running is not None else set()
 
     async def redeem(self, token: str) -> RedeemedCall | None:
         """The call a connection's ticket admits it to; None closes it without a word."""
@@ -169,6 +173,14 @@ class CallVoice:
 
     async def answer(self, transport: CallTransport, call: RedeemedCall) -> None:
         """Run the call to its end and record the outcome."""
+        self.running.add(call.call_id)
+        try:
+            await self._answer(transport, call)
+        finally:
+            # Even when the end could not be written: the lease's sweep ends it.
+            self.running.discard(call.call_id)
+
+    async def _answer(self, transport: CallTransport, call: RedeemedCall) -> None:
         recorded: list[CallInput] = []
 
         async def record(ending: EndCall) -> None:
