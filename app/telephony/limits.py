@@ -74,12 +74,16 @@ WHERE number_id = $1 AND started_at > now() - make_interval(secs => $2)
 """
 _IN_PROGRESS = "SELECT count(*) FROM telephony_call WHERE outcome = 'in_progress'"
 _RING = "INSERT INTO telephony_ring (from_number) VALUES ($1)"
-# $8: the outcome, in progress or already final (then it ended as it started).
+# $8: the outcome, in progress or already final (then it ended as it started). The
+# call keeps the line's retention periods as they are now: they outlive the line.
 _INSERT_CALL = """
 INSERT INTO telephony_call (number_id, e164, from_number, provider, carrier_call_sid,
-                            owner_id, agent_id, outcome, ended_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text,
-        CASE WHEN $8::text = 'in_progress' THEN NULL ELSE now() END)
+                            owner_id, agent_id, outcome, ended_at,
+                            transcript_days, log_days, recording_days)
+SELECT $1, $2, $3, $4, $5, $6, $7, $8::text,
+       CASE WHEN $8::text = 'in_progress' THEN NULL ELSE now() END,
+       coalesce(l.transcript_days, 0), coalesce(l.log_days, 0), coalesce(l.recording_days, 0)
+FROM (SELECT 1) AS one LEFT JOIN telephony_line l ON l.id = $1
 RETURNING id
 """
 _FAILURES = """
