@@ -27,8 +27,8 @@ WebSocket (the ``ticket`` stream parameter) and the AudioSocket listener
 (``str(UUID(bytes=identifier))``) call ``Telephony.redeem`` and close the connection
 without a word when it returns None.
 
-spec: telephony.md "Limits" — calls at once, 5 in 5 minutes per number, 60 a minute
-per line, 30 signature failures a minute per address, tickets 30 seconds and once.
+spec: telephony.md "Limits" — calls at once, 5 in 5 minutes per number (a withheld
+number is nobody's: not counted, ``core.withheld_numbers``), 60 a minute per line, 30 signature failures a minute per address, tickets 30 seconds and once.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from app import db
 from core.call_outcome import CallInput, CallOutcome, transition
 from core.refusals import LimitCounts, Limits, RefusalReason, refusal_by_limits
 from core.tickets import TICKET_LIFETIME_SECONDS, issue_ticket
+from core.withheld_numbers import is_withheld
 
 # A fixed name: every process takes the same lock for admission.
 ADMISSION_LOCK = "svc.telephony.admission"
@@ -120,10 +121,18 @@ class Admission:
     refusal: RefusalReason | None
 
 
+async def _rings_from(connection, call: NewCall, limits: Limits) -> int:
+    # A withheld number is every withheld caller at once, not one caller: it is not
+    # counted; such calls are bounded by the line's rate and the cap alone.
+    if is_withheld(call.from_number):
+        return 0
+    return await connection.fetchval(_RINGS_FROM, call.from_number,
+                                     float(limits.from_window_seconds))
+
+
 async def _counts(connection, call: NewCall, limits: Limits) -> LimitCounts:
     return LimitCounts(
-        rings_from_caller=await connection.fetchval(
-            _RINGS_FROM, call.from_number, float(limits.from_window_seconds)),
+        rings_from_caller=await _rings_from(connection, call, limits),
         calls_to_line=await connection.fetchval(
             _CALLS_TO, call.number_id, float(limits.to_window_seconds)),
         calls_in_progress=await connection.fetchval(_IN_PROGRESS),
@@ -145,7 +154,8 @@ async def admit(call: NewCall, limits: Limits) -> Admission:
         await connection.execute(_FORGET_RINGS, float(limits.from_window_seconds))
         counts = await _counts(connection, call, limits)
         # The ring counts whether or not the call is taken: "that number rang".
-        await connection.execute(_RING, call.from_number)
+        if not is_withheld(call.from_number):
+            await connection.execute(_RING, call.from_number)
         refusal = refusal_by_limits(counts, limits)
         if refusal is not None and refusal is not RefusalReason.CONCURRENCY:
             return Admission(None, refusal)

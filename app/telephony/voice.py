@@ -49,6 +49,7 @@ from core.access import Reach
 from core.call_outcome import CallInput, CallOutcome
 from core.pipeline import CallToolPolicy, Failed, Finished, TextDelta
 from core.voice import EndCall, PhoneDials, compose_opening
+from core.withheld_numbers import is_withheld
 
 __all__ = ["CallVoice", "EngineSource", "configured_engines", "phone_dials"]
 
@@ -81,6 +82,12 @@ def phone_dials(snapshot: Snapshot) -> PhoneDials:
         barge_rms=snapshot["voice.phone.barge_rms"],
         barge_min_ms=snapshot["voice.phone.barge_min_ms"],
     )
+
+
+def _callers_number(reported: str) -> str:
+    """The caller's number for the agent's tools; '' when withheld (a carrier's
+    marker number for a withheld caller is nobody's number)."""
+    return reported if reported.startswith("+") and not is_withheld(reported) else ""
 
 
 @dataclass
@@ -219,7 +226,7 @@ class CallVoice:
         agent = await load_agent(call.agent_id, reach)
         chat_id = await self._open_transcript(call, agent, reach)
         context = CallContext(call.call_id, line.id, call.owner_id,
-                              call.from_number if call.from_number.startswith("+") else "")
+                              _callers_number(call.from_number))
         call_agent = _CallAgent(self.pipeline, self.chats, chat_id, agent, reach,
                                 await call_tool_policy(self.settings), context,
                                 bool(line.transfer_e164))
