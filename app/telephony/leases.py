@@ -64,8 +64,8 @@ class CallLeases:
     def __init__(self) -> None:
         self.instance_id: UUID = uuid4()
         self.running: set[UUID] = set()
-        #: Called with each call ended here (announcing); set by the bundle.
-        self.on_dropped: Callable[[UUID], Awaitable[None]] | None = None
+        #: Told of each call ended here (announcing); set by the bundle.
+        self.on_end: Callable[[UUID], Awaitable[None]] | None = None
         self._task: asyncio.Task | None = None
 
     async def renew(self) -> None:
@@ -95,8 +95,8 @@ class CallLeases:
             log.warning("calls no process runs ended dropped",
                         extra={"calls": [str(call_id) for call_id in ended]})
         for call_id in ended:
-            if self.on_dropped is not None:
-                await self.on_dropped(call_id)
+            if self.on_end is not None:
+                await self.on_end(call_id)
         return ended
 
     async def beat(self) -> None:
