@@ -106,6 +106,8 @@ class CallLeases:
             await self.end_orphans()
         except DATABASE_ERRORS:
             log.warning("the call lease could not be renewed; trying again")
+        except Exception:  # the beat must go on, or our calls would be dropped
+            log.exception("the call lease round failed; trying again")
 
     async def _run(self) -> None:
         while True:

@@ -135,7 +135,11 @@ async def test_a_call_whose_end_met_a_stopped_database_ends_dropped(rig: Rig):
             await anyio.sleep(0.05)
     await rig.start_database()
     assert (await _the_call_from("+447700900201"))["outcome"] == "in_progress"
+    erase = f"/api/telephony/calls/{held['id']}/transcript"
+    assert (await rig.api.delete(erase, headers=rig.session)).status_code == 409
 
     assert (await _ended("+447700900201"))["outcome"] == "dropped"
+    # Ended, it can be erased like any other call.
+    assert (await rig.api.delete(erase, headers=rig.session)).status_code == 200
     assert _taken(await carrier_post(rig.api, VOICE, voice_params(
         caller="+447700900202", call_sid="CA" + secrets.token_hex(8))))
