@@ -143,6 +143,23 @@ def configure_audio_listener(app: Application, services: Services) -> None:
     app.on_stop += stop
 
 
+def configure_call_leases(app: Application, services: Services) -> None:
+    """This process's lease on its calls, held while it serves; at start it ends the
+    calls of processes that died (``app.telephony.leases``). Register it before the
+    other stop handlers, so the lease is released while the pool is still open."""
+    leases = services.telephony.leases
+
+    async def start(_: Application) -> None:
+        await leases.beat()
+        leases.start()
+
+    async def stop(_: Application) -> None:
+        await leases.stop()
+
+    app.after_start += start
+    app.on_stop += stop
+
+
 def configure_outbox_worker(app: Application, services: Services) -> None:
     """The outbox worker starts once the pool is open and stops before anything closes
     (so register it before the other stop handlers)."""
@@ -187,6 +204,7 @@ def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True
     leaves out the daily sweep and the outbox worker (tests run them by hand)."""
     router = Router()
     app = Application(router=router)
+    configure_call_leases(app, services)  # before the pool's stop: the lease is released
     if scheduled_jobs:
         configure_outbox_worker(app, services)
     configure_services(app, services)

@@ -12,7 +12,9 @@ be synthesised, ``notice_failed``, call ends — and leaves the rest to us:
 * ``carrier_ended``: the carrier reported the call over (status ``completed``,
   ``busy``, ``failed``, ``no-answer``, ``canceled``) before its media stream started.
 * ``dropped``: the audio connection broke without a hangup (reset, protocol error,
-  an error from the telephone system other than the caller hanging up).
+  an error from the telephone system other than the caller hanging up), or the server
+  process running the call stopped or lost its database and its lease lapsed
+  (``core.call_leases``).
 * ``no_media``: no connection presented the ticket within its deadline, or the
   connection carried no audio before it was given up on (spec: telephony.md "Limits",
   5 seconds each).
@@ -78,6 +80,8 @@ class CallInput(enum.Enum):
     CARRIER_ENDED_BEFORE_MEDIA = "carrier_ended_before_media"
     #: The audio connection broke without a hangup.
     MEDIA_LOST = "media_lost"
+    #: The process running the call is gone: its lease lapsed (``core.call_leases``).
+    OWNER_LOST = "owner_lost"
     #: No ticket presented in time, or no audio before the connection went silent.
     NO_MEDIA = "no_media"
     #: Refused after answer for concurrency.
@@ -106,7 +110,8 @@ _O, _I, _E = CallOutcome, CallInput, OutcomeEffect
 FINAL_OUTCOMES = frozenset(outcome for outcome in CallOutcome if outcome is not _O.IN_PROGRESS)
 
 # Inputs that report an end which may already have been decided by something else.
-_ECHOES = (_I.CALLER_HUNG_UP, _I.SERVICE_HUNG_UP, _I.CARRIER_ENDED_BEFORE_MEDIA, _I.MEDIA_LOST)
+_ECHOES = (_I.CALLER_HUNG_UP, _I.SERVICE_HUNG_UP, _I.CARRIER_ENDED_BEFORE_MEDIA, _I.MEDIA_LOST,
+           _I.OWNER_LOST)
 
 #: ``(outcome, input) -> (side_effect, target)``.
 TRANSITIONS: dict[tuple[CallOutcome, CallInput], tuple[OutcomeEffect, CallOutcome]] = {
@@ -116,6 +121,7 @@ TRANSITIONS: dict[tuple[CallOutcome, CallInput], tuple[OutcomeEffect, CallOutcom
     (_O.IN_PROGRESS, _I.SERVICE_HUNG_UP): (_E.END_CALL, _O.COMPLETED),
     (_O.IN_PROGRESS, _I.CARRIER_ENDED_BEFORE_MEDIA): (_E.RECORD, _O.CARRIER_ENDED),
     (_O.IN_PROGRESS, _I.MEDIA_LOST): (_E.RECORD, _O.DROPPED),
+    (_O.IN_PROGRESS, _I.OWNER_LOST): (_E.RECORD, _O.DROPPED),
     (_O.IN_PROGRESS, _I.NO_MEDIA): (_E.END_CALL, _O.NO_MEDIA),
     (_O.IN_PROGRESS, _I.LINE_FULL): (_E.END_CALL, _O.LINE_FULL),
     (_O.IN_PROGRESS, _I.TRANSFERRED): (_E.HAND_OFF, _O.TRANSFERRED),

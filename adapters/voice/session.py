@@ -71,7 +71,7 @@ from core.voice import (
     TurnJudgeFailed,
     TurnJudged,
 )
-from kernels.energy import Detector, VoiceEvent
+from kernels.energy import Detector, VoiceEvent, rms
 from kernels.resample import Resampler
 
 __all__ = ["CallAgent", "CallSetup", "Recorder", "run_call"]
@@ -85,6 +85,9 @@ PREROLL_EXTRA_SECONDS = 0.3
 MAX_RECORDING_LAG_BYTES = 5 * LINE_RATE * 2
 #: Time left to send our hangup once the call is over.
 HANG_UP_SECONDS = 2.0
+#: The opening must carry sound above this level (about -60 dBFS) somewhere: a
+#: synthesiser answering with no audio, or with silence only, has not said the notice.
+AUDIBLE_RMS = 0.001
 
 
 class CallAgent(Protocol):
@@ -381,24 +384,28 @@ class _CallSession:
     # -- work the actions start
 
     async def _say_opening(self, text: str) -> None:
-        if not await self._synthesise(OPENING_UTTERANCE, text):
+        # spec: "Opening of every call" — fail-closed: a notice not heard is not said.
+        if not await self._synthesise(OPENING_UTTERANCE, text, must_sound=True):
             self._feed(SpeechFailed(OPENING_UTTERANCE))
             return
         await self.player.finished(OPENING_UTTERANCE).wait()
         self._feed(SpeechFinished(OPENING_UTTERANCE))
 
-    async def _synthesise(self, utterance: int, text: str) -> bool:
-        """Speak ``text`` into the player; False when synthesis was unavailable."""
+    async def _synthesise(self, utterance: int, text: str, *, must_sound: bool = False) -> bool:
+        """Speak ``text`` into the player; False when synthesis was unavailable, or,
+        with ``must_sound``, when all it gave was nothing or silence."""
         synthesiser = self.engines.synthesiser
         rate = synthesiser.sample_rate
         to_line = Resampler(rate, LINE_RATE) if rate != LINE_RATE else None
         framer = Framer()
+        sounded = False
         try:
             async with _closing(synthesiser.stream(text)) as chunks:
                 async for chunk in chunks:
                     if utterance in self.muted:
                         return True
                     frames = framer.feed(to_line.process(chunk) if to_line else chunk)
+                    sounded = sounded or any(rms(frame) >= AUDIBLE_RMS for frame in frames)
                     # Waits while the call's queue is full; False once stopped.
                     if not await self.player.play(utterance, frames):
                         return True
@@ -406,6 +413,10 @@ class _CallSession:
             log.warning("synthesis unavailable", exc_info=True)
             return False
         last = framer.flush()
+        sounded = sounded or (last is not None and rms(last) >= AUDIBLE_RMS)
+        if must_sound and not sounded:
+            log.warning("synthesis gave no audible sound")
+            return False
         if last is not None and utterance not in self.muted:
             await self.player.play(utterance, [last])
         return True

@@ -18,6 +18,7 @@ from app.diary.service import DiaryServices
 from app.notify.targets import NotifyTargets
 from app.notify.worker import OutboxWorker
 from app.services.accounts import Accounts
+from app.telephony.announce import Announcements
 from app.telephony.compliance import Compliance
 from app.telephony.erasure import CallErasure
 from app.services.agents import Agents
@@ -109,7 +110,10 @@ class Services:
         speech_http = SpeechHttp()
         call_voice = CallVoice(settings, telephony.calls, telephony.tickets, pipeline, chats,
                                telephony.surface_open, boot["storage.recordings_dir"],
-                               configured_engines(settings, box, speech_http))
+                               configured_engines(settings, box, speech_http),
+                               running=telephony.leases.running)
+        announcements = Announcements(chats, boot["server.public_url"])
+        telephony.calls.on_end = telephony.leases.on_end = announcements.call_ended
         notify_sender = NotificationSender()
         return cls(
             boot=boot,

@@ -9,8 +9,10 @@ line has a period. Then, for the calls of each line, judged by when the call sta
 appointments and enquiries drop their reference to it), ``transcript_days`` deletes
 the conversation and marks the call tidied away, ``recording_days`` deletes the audio
 file; and a recording file whose call row is gone is deleted too. A call still in
-progress is never touched, and calls of a released line (whose periods are gone with
-it) are kept. Only counts reach the audit trail (``telephony.retention.swept``).
+progress is never touched. The calls of a released line are swept by the periods the
+line had when it was released (kept on each call, ``app.telephony.lines``); a call
+keeps its line's periods from its start too. Only counts reach the audit trail
+(``telephony.retention.swept``).
 
 Outward notifications: finished outbox rows (delivered, failed, suppressed) and the
 record of their attempts go after ``NOTIFICATION_DAYS``: their line names a caller,
@@ -30,29 +32,41 @@ from app.services.settings import Settings
 from app.tables import Chat
 from app.telephony.erasure import recorded_call_ids, remove_recording, tidy_away
 
+# Each call's periods: its line's while the line is registered, else those the call
+# kept (its line's when the call started, or when the line was released).
+_PERIODS = """
+(SELECT c.id, coalesce(l.transcript_days, c.transcript_days) AS transcript_days,
+        coalesce(l.log_days, c.log_days) AS log_days,
+        coalesce(l.recording_days, c.recording_days) AS recording_days
+ FROM telephony_call c LEFT JOIN telephony_line l ON l.id = c.number_id)
+"""
+
 _ANY_PERIOD = """
 SELECT EXISTS (SELECT 1 FROM telephony_line
                WHERE transcript_days > 0 OR log_days > 0 OR recording_days > 0)
+    OR EXISTS (SELECT 1 FROM telephony_call c
+               WHERE (c.transcript_days > 0 OR c.log_days > 0 OR c.recording_days > 0)
+                 AND NOT EXISTS (SELECT 1 FROM telephony_line l WHERE l.id = c.number_id))
 """
 
 # A period of d days removes what started more than d days before the sweep.
-_EXPIRED_CALLS = """
-DELETE FROM telephony_call c USING telephony_line l
-WHERE l.id = c.number_id AND l.log_days > 0 AND c.outcome <> 'in_progress'
-  AND c.started_at < $1::timestamptz - make_interval(days => l.log_days)
+_EXPIRED_CALLS = f"""
+DELETE FROM telephony_call c USING {_PERIODS} p
+WHERE p.id = c.id AND p.log_days > 0 AND c.outcome <> 'in_progress'
+  AND c.started_at < $1::timestamptz - make_interval(days => p.log_days)
 RETURNING c.id, c.chat_id
 """
 
-_EXPIRED_TRANSCRIPTS = """
-SELECT c.id FROM telephony_call c JOIN telephony_line l ON l.id = c.number_id
-WHERE l.transcript_days > 0 AND c.outcome <> 'in_progress' AND c.tidied_at IS NULL
-  AND c.started_at < $1::timestamptz - make_interval(days => l.transcript_days)
+_EXPIRED_TRANSCRIPTS = f"""
+SELECT c.id FROM telephony_call c JOIN {_PERIODS} p ON p.id = c.id
+WHERE p.transcript_days > 0 AND c.outcome <> 'in_progress' AND c.tidied_at IS NULL
+  AND c.started_at < $1::timestamptz - make_interval(days => p.transcript_days)
 """
 
-_EXPIRED_RECORDINGS = """
-SELECT c.id FROM telephony_call c JOIN telephony_line l ON l.id = c.number_id
-WHERE c.id = ANY($2::uuid[]) AND l.recording_days > 0 AND c.outcome <> 'in_progress'
-  AND c.started_at < $1::timestamptz - make_interval(days => l.recording_days)
+_EXPIRED_RECORDINGS = f"""
+SELECT c.id FROM telephony_call c JOIN {_PERIODS} p ON p.id = c.id
+WHERE c.id = ANY($2::uuid[]) AND p.recording_days > 0 AND c.outcome <> 'in_progress'
+  AND c.started_at < $1::timestamptz - make_interval(days => p.recording_days)
 """
 
 _KNOWN_CALLS = "SELECT id FROM telephony_call WHERE id = ANY($1::uuid[])"

@@ -11,6 +11,7 @@ from app.tables.notify import NotifyAttempt, NotifyOutbox, NotifyTarget
 from app.tables.telephony import (
     FeatureOverride,
     TelephonyCall,
+    TelephonyLease,
     TelephonyLine,
     TelephonyRing,
     TelephonySignatureFailure,
@@ -39,7 +40,7 @@ ALL_TABLES = (
     Agent, AgentLibrary, HttpTool, HttpToolOffer, Chat, ChatMessage, UsageEvent,
     ApiKey,
     FeatureOverride, TelephonyLine, TelephonyCall, TelephonyTicket, TelephonyRing,
-    TelephonySignatureFailure,
+    TelephonySignatureFailure, TelephonyLease,
     NotifyTarget, NotifyOutbox, NotifyAttempt,
     Diary, DiaryClosure, Appointment, ScreeningName, Enquiry,
 )

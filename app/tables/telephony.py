@@ -78,6 +78,22 @@ class TelephonyCall(Table, tablename="telephony_call"):
     started_at = Timestamptz(default=TimestamptzNow())
     media_started_at = Timestamptz(null=True, default=None)
     ended_at = Timestamptz(null=True, default=None)
+    #: The process running the call's audio (``telephony_lease.instance_id``).
+    owner_instance = UUID(null=True, default=None)
+    #: The line's retention periods when the call started (they outlive the line).
+    transcript_days = Integer(default=0)
+    log_days = Integer(default=0)
+    recording_days = Integer(default=0)
+
+
+class TelephonyLease(Table, tablename="telephony_lease"):
+    """A server process's lease on the calls it runs (``app.telephony.leases``)."""
+
+    instance_id = UUID(primary_key=True)
+    process_id = Integer()
+    host = Text()
+    started_at = Timestamptz(default=TimestamptzNow())
+    expires_at = Timestamptz()
 
 
 class TelephonyTicket(Table, tablename="telephony_ticket"):

@@ -78,7 +78,8 @@ class Answer:
 
 def caller_text(given: str | None) -> str:
     """The caller's number as E.164 when it is one; otherwise the carrier's text
-    (``anonymous``, a SIP name), bounded — withheld numbers share one counter."""
+    (``anonymous``, a SIP name), bounded. A withheld one is counted by no per-number
+    limit (``core.withheld_numbers``)."""
     text = (given or "").strip()
     try:
         return normalise_e164(text)

@@ -3,7 +3,8 @@
 Outcomes move only through ``core.call_outcome``: :meth:`CallLog.apply` reads the
 outcome, asks the machine, and writes the target with a compare-and-set on the
 outcome it read, so two processes reporting the end of one call cannot both win and
-a final outcome is never overwritten.
+a final outcome is never overwritten. The call that reaches its final outcome here is
+then told to ``on_end`` (announcing, ``app.telephony.announce``).
 
 A page is ordered newest first; ``before`` is the opaque cursor the previous page
 returned as ``next_before`` (a call's start time and id, so it survives the deletion
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+from collections.abc import Awaitable, Callable
 from typing import Any
 from uuid import UUID
 
@@ -91,6 +93,10 @@ def decode_cursor(cursor: str) -> tuple[dt.datetime, UUID]:
 
 
 class CallLog:
+    def __init__(self) -> None:
+        #: Told of each call this log moves to a final outcome (announcing).
+        self.on_end: Callable[[UUID], Awaitable[None]] | None = None
+
     async def page(self, *, number_id: str | None = None, outcome: str | None = None,
                    before: str | None = None, limit: int = DEFAULT_PAGE) -> dict[str, Any]:
         if not 1 <= limit <= MAX_PAGE:
@@ -147,6 +153,8 @@ class CallLog:
                                             current.value)
         if done.endswith(" 0"):  # another process decided first; its outcome stands
             return CallOutcome((await self.row(call_id))["outcome"])
+        if machine.is_final and self.on_end is not None:
+            await self.on_end(call_id)
         return machine.outcome
 
     async def record_carrier_status(self, call_sid: str, status: str) -> CallOutcome | None:

@@ -27,8 +27,8 @@ WebSocket (the ``ticket`` stream parameter) and the AudioSocket listener
 (``str(UUID(bytes=identifier))``) call ``Telephony.redeem`` and close the connection
 without a word when it returns None.
 
-spec: telephony.md "Limits" — calls at once, 5 in 5 minutes per number, 60 a minute
-per line, 30 signature failures a minute per address, tickets 30 seconds and once.
+spec: telephony.md "Limits" — calls at once, 5 in 5 minutes per number (a withheld
+number is nobody's: not counted, ``core.withheld_numbers``), 60 a minute per line, 30 signature failures a minute per address, tickets 30 seconds and once.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from app import db
 from core.call_outcome import CallInput, CallOutcome, transition
 from core.refusals import LimitCounts, Limits, RefusalReason, refusal_by_limits
 from core.tickets import TICKET_LIFETIME_SECONDS, issue_ticket
+from core.withheld_numbers import is_withheld
 
 # A fixed name: every process takes the same lock for admission.
 ADMISSION_LOCK = "svc.telephony.admission"
@@ -74,12 +75,16 @@ WHERE number_id = $1 AND started_at > now() - make_interval(secs => $2)
 """
 _IN_PROGRESS = "SELECT count(*) FROM telephony_call WHERE outcome = 'in_progress'"
 _RING = "INSERT INTO telephony_ring (from_number) VALUES ($1)"
-# $8: the outcome, in progress or already final (then it ended as it started).
+# $8: the outcome, in progress or already final (then it ended as it started). The
+# call keeps the line's retention periods as they are now: they outlive the line.
 _INSERT_CALL = """
 INSERT INTO telephony_call (number_id, e164, from_number, provider, carrier_call_sid,
-                            owner_id, agent_id, outcome, ended_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text,
-        CASE WHEN $8::text = 'in_progress' THEN NULL ELSE now() END)
+                            owner_id, agent_id, outcome, ended_at,
+                            transcript_days, log_days, recording_days)
+SELECT $1, $2, $3, $4, $5, $6, $7, $8::text,
+       CASE WHEN $8::text = 'in_progress' THEN NULL ELSE now() END,
+       coalesce(l.transcript_days, 0), coalesce(l.log_days, 0), coalesce(l.recording_days, 0)
+FROM (SELECT 1) AS one LEFT JOIN telephony_line l ON l.id = $1
 RETURNING id
 """
 _FAILURES = """
@@ -118,10 +123,18 @@ class Admission:
     repeated: bool = False
 
 
+async def _rings_from(connection, call: NewCall, limits: Limits) -> int:
+    # A withheld number is every withheld caller at once, not one caller: it is not
+    # counted; such calls are bounded by the line's rate and the cap alone.
+    if is_withheld(call.from_number):
+        return 0
+    return await connection.fetchval(_RINGS_FROM, call.from_number,
+                                     float(limits.from_window_seconds))
+
+
 async def _counts(connection, call: NewCall, limits: Limits) -> LimitCounts:
     return LimitCounts(
-        rings_from_caller=await connection.fetchval(
-            _RINGS_FROM, call.from_number, float(limits.from_window_seconds)),
+        rings_from_caller=await _rings_from(connection, call, limits),
         calls_to_line=await connection.fetchval(
             _CALLS_TO, call.number_id, float(limits.to_window_seconds)),
         calls_in_progress=await connection.fetchval(_IN_PROGRESS),
@@ -144,7 +157,8 @@ async def admit(call: NewCall, limits: Limits) -> Admission:
         await connection.execute(_FORGET_RINGS, float(limits.from_window_seconds))
         counts = await _counts(connection, call, limits)
         # The ring counts whether or not the call is taken: "that number rang".
-        await connection.execute(_RING, call.from_number)
+        if not is_withheld(call.from_number):
+            await connection.execute(_RING, call.from_number)
         refusal = refusal_by_limits(counts, limits)
         if refusal is not None and refusal is not RefusalReason.CONCURRENCY:
             return Admission(None, refusal)
@@ -180,6 +194,8 @@ INSERT INTO telephony_ticket (token, call_id) VALUES ($1, $2)
 # its media not started: one call, one audio stream, whatever tickets exist for it. The
 # row lock of the UPDATE makes a second connection wait for the first and then find
 # ``media_started_at`` set, on any server process.
+# $3: the redeeming process, which runs the call's audio from now on (its owner,
+# ``app.telephony.leases``).
 _REDEEM = """
 WITH ticket AS (
     UPDATE telephony_ticket SET redeemed_at = now()
@@ -187,7 +203,7 @@ WITH ticket AS (
       AND issued_at > now() - make_interval(secs => $2)
     RETURNING call_id
 )
-UPDATE telephony_call AS c SET media_started_at = now()
+UPDATE telephony_call AS c SET media_started_at = now(), owner_instance = $3
 FROM ticket
 WHERE c.id = ticket.call_id AND c.outcome = 'in_progress' AND c.media_started_at IS NULL
 RETURNING c.id, c.number_id, c.e164, c.from_number, c.provider, c.owner_id, c.agent_id
@@ -226,6 +242,10 @@ def new_pbx_token() -> str:
 
 
 class TicketStore:
+    def __init__(self, owner: UUID | None = None) -> None:
+        #: The instance id of this process's call lease, named on each redeemed call.
+        self.owner = owner
+
     async def issue(self, call_id: UUID, token: str) -> str:
         """Store a valid ticket for ``call_id``; raises when the store is unreachable."""
         ticket = issue_ticket(token, time.time())
@@ -243,7 +263,8 @@ class TicketStore:
         if not token or len(token) > 200:
             return None
         async with db.connection() as connection:
-            row = await connection.fetchrow(_REDEEM, token, TICKET_LIFETIME_SECONDS)
+            row = await connection.fetchrow(_REDEEM, token, TICKET_LIFETIME_SECONDS,
+                                            self.owner)
         if row is None:
             return None
         return RedeemedCall(row["id"], row["number_id"], row["e164"], row["from_number"],

@@ -44,6 +44,14 @@ FROM telephony_line l
 LEFT JOIN agent a ON a.id = l.agent_id
 LEFT JOIN account o ON o.id = l.owner_user_id
 """
+# spec: telephony.md "Retention periods" — a released line's calls stay in the log and
+# are still swept by the line's periods.
+_KEEP_PERIODS = """
+UPDATE telephony_call c
+SET transcript_days = l.transcript_days, log_days = l.log_days,
+    recording_days = l.recording_days
+FROM telephony_line l WHERE l.id = $1 AND c.number_id = l.id
+"""
 
 
 def line_view(row: dict[str, Any]) -> dict[str, Any]:
@@ -226,6 +234,9 @@ class Lines:
     async def delete(self, identity: Identity, line_id: str) -> None:
         """Release the line for good; its calls stay in the log under their copies."""
         current = await self.row(line_id)
-        await TelephonyLine.delete().where(TelephonyLine.id == current["id"])
+        async with db.connection() as connection, connection.transaction():
+            # Its calls keep the periods it had last, and are swept by them.
+            await connection.execute(_KEEP_PERIODS, current["id"])
+            await connection.execute("DELETE FROM telephony_line WHERE id = $1", current["id"])
         await self.audit.record("telephony.line.released", actor=identity.account_id,
                                 subject=str(current["id"]), data={"e164": current["e164"]})

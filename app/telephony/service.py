@@ -7,7 +7,9 @@ Route handlers reach them as ``svc.telephony.<part>``:
 * ``carrier`` and ``pbx`` — the two transports' signalling;
 * ``tickets`` — minting and :meth:`Telephony.redeem`, which the media WebSocket and
   the AudioSocket listener call with what a connection presents;
-* ``listener`` — whether this process listens for audio connections now.
+* ``listener`` — whether this process listens for audio connections now;
+* ``leases`` — this process's lease on the calls it runs, and the ending of calls no
+  process runs any more (``app.telephony.leases``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from app.services.settings import Settings
 from app.telephony.admission import Admissions
 from app.telephony.calls import CallLog
 from app.telephony.features import FeatureFlags
+from app.telephony.leases import CallLeases
 from app.telephony.lines import Lines
 from app.telephony.listener_state import ListenerState
 from app.telephony.readiness import Readiness
@@ -34,7 +37,8 @@ class Telephony:
         self.resource = TelephonySettings(settings, box, listener)
         self.lines = Lines(audit)
         self.calls = CallLog()
-        self.tickets = TicketStore()
+        self.leases = CallLeases()
+        self.tickets = TicketStore(owner=self.leases.instance_id)
         self.admissions = Admissions(settings, features, self.tickets, audit)
         self.carrier = CarrierSignalling(settings, self.admissions, self.calls, audit)
         self.pbx = PbxSignalling(settings, self.admissions, self.calls)

@@ -49,6 +49,7 @@ from core.access import Reach
 from core.call_outcome import CallInput, CallOutcome
 from core.pipeline import CallToolPolicy, Failed, Finished, TextDelta
 from core.voice import EndCall, PhoneDials, compose_opening
+from core.withheld_numbers import is_withheld
 
 __all__ = ["CallVoice", "EngineSource", "configured_engines", "phone_dials"]
 
@@ -81,6 +82,12 @@ def phone_dials(snapshot: Snapshot) -> PhoneDials:
         barge_rms=snapshot["voice.phone.barge_rms"],
         barge_min_ms=snapshot["voice.phone.barge_min_ms"],
     )
+
+
+def _callers_number(reported: str) -> str:
+    """The caller's number for the agent's tools; '' when withheld (a carrier's
+    marker number for a withheld caller is nobody's number)."""
+    return reported if reported.startswith("+") and not is_withheld(reported) else ""
 
 
 @dataclass
@@ -150,7 +157,8 @@ class _CallAgent:
 class CallVoice:
     def __init__(self, settings: Settings, calls: CallLog, tickets: TicketStore,
                  pipeline: Pipeline, chats: Chats, surface_open: Callable[[], Awaitable[bool]],
-                 recordings_dir: str, engines: EngineSource) -> None:
+                 recordings_dir: str, engines: EngineSource,
+                 running: set[UUID] | None = None) -> None:
         self.settings = settings
         self.calls = calls
         self.tickets = tickets
@@ -160,6 +168,9 @@ class CallVoice:
         self.recordings_dir = recordings_dir
         #: Replaceable: tests give a call instant fake engines.
         self.engines = engines
+        #: The calls this process runs now (``CallLeases.running``): a call of ours in
+        #: progress that is not among them is ended ``dropped`` by the lease's sweep.
+        self.running = running if running is not None else set()
 
     async def redeem(self, token: str) -> RedeemedCall | None:
         """The call a connection's ticket admits it to; None closes it without a word."""
@@ -169,6 +180,14 @@ class CallVoice:
 
     async def answer(self, transport: CallTransport, call: RedeemedCall) -> None:
         """Run the call to its end and record the outcome."""
+        self.running.add(call.call_id)
+        try:
+            await self._answer(transport, call)
+        finally:
+            # Even when the end could not be written: the lease's sweep ends it.
+            self.running.discard(call.call_id)
+
+    async def _answer(self, transport: CallTransport, call: RedeemedCall) -> None:
         recorded: list[CallInput] = []
 
         async def record(ending: EndCall) -> None:
@@ -207,7 +226,7 @@ class CallVoice:
         agent = await load_agent(call.agent_id, reach)
         chat_id = await self._open_transcript(call, agent, reach)
         context = CallContext(call.call_id, line.id, call.owner_id,
-                              call.from_number if call.from_number.startswith("+") else "")
+                              _callers_number(call.from_number))
         call_agent = _CallAgent(self.pipeline, self.chats, chat_id, agent, reach,
                                 await call_tool_policy(self.settings), context,
                                 bool(line.transfer_e164))

@@ -147,6 +147,18 @@ async def dial_in(host: str, port: int, identifier: str | None = None):
     return stream
 
 
+async def heard_until_closed(found, seconds: float) -> tuple[str, "Asterisk"]:
+    """A pbx call that only listens, until our side closes it (within ``seconds``);
+    its identifier, and what it heard."""
+    async with listening(found) as (host, port):
+        identifier = await pbx_answer(found.api)
+        with anyio.fail_after(seconds):
+            async with await dial_in(host, port, identifier) as stream:
+                asterisk = Asterisk(stream)
+                await asterisk.read()
+    return identifier, asterisk
+
+
 def frames_for(text: str) -> int:
     """Frames the fake synthesiser's audio for ``text`` fills at 8 kHz."""
     return -(-len(text) * SPEECH_MS_PER_CHAR // 20)
@@ -244,12 +256,7 @@ async def test_pbx_opening_that_cannot_be_said_ends_with_our_hangup_notice_faile
         api, services):
     found = await voice_deployment(
         api, services, provider="pbx", engines=FakeEngines(synthesiser=FakeSynthesiser(down=True)))
-    async with listening(found) as (host, port):
-        identifier = await pbx_answer(api)
-        with anyio.fail_after(10):
-            async with await dial_in(host, port, identifier) as stream:
-                asterisk = Asterisk(stream)
-                await asterisk.read()
+    identifier, asterisk = await heard_until_closed(found, 10)
     assert asterisk.frames() == [(0x00, b"")]  # our hangup, then the socket closed
     call = await TelephonyCall.select().first()
     assert call["outcome"] == "notice_failed"
