@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.chat_request import ChatRequestError
+
 __all__ = ["GenerationError", "GenerationOptions", "cut_answer", "local_refusal",
            "read_generation_options"]
 
@@ -31,14 +33,8 @@ _MAX_STOP = 4
 _FORMATS = ("text", "json_object", "json_schema")
 
 
-class GenerationError(ValueError):
-    """A parameter is malformed or cannot be honoured; ``param`` names it."""
-
-    def __init__(self, message: str, param: str, code: str = "invalid_request_error") -> None:
-        super().__init__(message)
-        self.message = message
-        self.param = param
-        self.code = code
+#: A parameter is malformed or cannot be honoured; ``param`` names it.
+GenerationError = ChatRequestError
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,7 +98,7 @@ def _question(chat: ChatRequest) -> str:
     try:
         question = question_of(chat.messages)
     except ChatRequestError as exc:
-        raise ApiError(exc.message, code=exc.code, field=exc.param, status=400) from None
+        raise _refused(exc) from None
     if len(question) > MAX_CONTENT_CHARS:
         raise ApiError(f"The question (the last user message) may have at most "
                        f"{MAX_CONTENT_CHARS} characters.", code="invalid_request_error",
@@ -106,7 +106,7 @@ def _question(chat: ChatRequest) -> str:
     return question
 
 
-def _refused(exc: GenerationError | ChatRequestError) -> ApiError:
+def _refused(exc: ChatRequestError) -> ApiError:
     return ApiError(exc.message, code=exc.code, field=exc.param, status=400)
 
 
