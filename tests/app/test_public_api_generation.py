@@ -53,8 +53,8 @@ def without_public_url(services) -> None:
 
 async def test_a_json_schema_reaches_the_agents_model_and_citations_stay_out_of_the_json(ann):
     model = await library_agent(ann)
-    answer = '{"where": "behind the building"}'
-    ann.upstream.behaviour = Behaviour(text=answer)
+    answer = json.dumps({"where": "behind the building"})  # the fake fills the schema
+    ann.upstream.behaviour = Behaviour(text="behind the building")
     completion = await ann.sdk.chat.completions.create(
         model=model, messages=[user("Where is parking?")], response_format=SCHEMA)
     sent = ann.upstream.chat_requests()[-1]
@@ -71,7 +71,7 @@ async def test_a_json_schema_reaches_the_agents_model_and_citations_stay_out_of_
         stream=True)
     chunks = [chunk async for chunk in stream]
     assert json.loads("".join(c.choices[0].delta.content or "" for c in chunks)) == {
-        "where": "behind the building"}
+        "answer": "behind the building"}
     assert ann.upstream.chat_requests()[-1]["response_format"] == {"type": "json_object"}
 
 
