@@ -1,6 +1,6 @@
 """Generation parameters: reading them, and how the local model cuts its answer."""
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pytest
@@ -51,6 +51,7 @@ def test_an_answer_is_cut_at_the_first_stop_then_after_max_tokens_words():
     assert cut_answer(text, GenerationOptions(stop=("Three",), max_tokens=2)) == ("One two.", "stop")
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(alphabet="ab .\n", max_size=40), st.integers(1, 10))
 def test_a_cut_answer_is_a_prefix_with_at_most_max_tokens_words(text, limit):
     cut, reason = cut_answer(text, GenerationOptions(max_tokens=limit))

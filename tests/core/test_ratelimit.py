@@ -1,7 +1,7 @@
 """The per-key limit's arithmetic (GCRA): bursts, the sustained rate, no window edges,
 lease sizes, spending a lease, headers."""
 
-from hypothesis import given, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from core import ratelimit
 
@@ -29,6 +29,7 @@ def test_a_fresh_key_may_send_its_whole_minute_at_once_then_one_each_interval():
     assert len(run(limit, [0] * 5 + [step - 1, step])) == 6
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(1, 500), st.lists(st.integers(0, 5 * MINUTE), min_size=1, max_size=300))
 def test_never_more_than_the_limit_at_once_nor_above_the_rate_after(limit, times):
     passed = run(limit, sorted(times))
@@ -41,6 +42,7 @@ def test_never_more_than_the_limit_at_once_nor_above_the_rate_after(limit, times
             assert within <= limit + span // step
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(1, 10**5), st.integers(0, 10**12), st.integers(0, 10**8), st.integers(1, 60))
 def test_a_claim_grants_what_the_allowance_says_and_a_refusal_changes_nothing(limit, tat, ahead,
                                                                               wanted):
@@ -59,6 +61,7 @@ def test_small_limits_are_judged_request_by_request_and_leases_stay_small():
         1, 1, 1, 2, 10, 50]
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(1, 10**6))
 def test_a_lease_is_never_more_than_one_percent_of_the_limit_above_one(limit):
     size = ratelimit.lease_size(limit)
