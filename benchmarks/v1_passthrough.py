@@ -16,9 +16,12 @@ The workload: one chat completion, non-streamed and streamed (``--chunks`` conte
 chunks, usage asked), one at a time and at ``--concurrency`` requests at once (16 and
 64 by default), each cell for ``--seconds``. Printed per cell: requests/s, latency
 p50/p99, time to the first chunk (streams), and the ratios to direct — throughput,
-added p50/p99 latency, added time to first chunk. Then the goals (at least 20x
-LiteLLM's throughput and half the aiohttp relay's, at most 1.5 ms added p50) with the
-figures that decide them.
+added p50/p99 latency, added time to first chunk. Then the goals (at least 30x
+LiteLLM's throughput and 0.8x the aiohttp relay's, at most 1.0 ms added p50) with the
+figures that decide them. Beside each cell, the target process's own CPU time per
+request (from ``/proc``; svc's PostgreSQL work is in processes of its own and not
+counted): on a machine shared with other work, wall-clock figures swing from run to
+run, while CPU per request hardly moves, so its ratio is the steadier comparison.
 
 Run from the repository root: ``.venv/bin/python -m benchmarks.v1_passthrough``
 (``--seconds``, ``--rounds``, ``--only``; ``--help`` for all). The machine is shared:
@@ -62,6 +65,7 @@ class Target:
     name: str
     base: str  #: ends in /v1
     key: str
+    pid: int | None = None  #: the serving process, whose CPU time is read
 
 
 def _free_port() -> int:
@@ -95,14 +99,14 @@ def _wait_for(log: Path, process: subprocess.Popen, ready: str | int, seconds: f
 
 @contextmanager
 def _process(command: list[str], log: Path, ready: str | int,
-             env: dict[str, str] | None = None) -> Iterator[str]:
+             env: dict[str, str] | None = None) -> Iterator[tuple[str, int]]:
     """Start ``command`` with its output in ``log``; yield that output once it is
-    ``ready`` (see ``_wait_for``); stop the process at the end."""
+    ``ready`` (see ``_wait_for``) and the process id; stop the process at the end."""
     with log.open("w") as out:
         process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
                                    env=env or os.environ.copy())
     try:
-        yield _wait_for(log, process, ready)
+        yield _wait_for(log, process, ready), process.pid
     finally:
         stop_process(process)
 
@@ -114,7 +118,7 @@ def _svc(stack: ExitStack, upstream: str, workdir: Path) -> Target:
                SVC__MESSAGE_ENCRYPTION_KEY=secrets.token_hex(32))
     if os.environ.get("SVC__DATABASE__URL"):
         env["SVC__DATABASE__URL"] = os.environ["SVC__DATABASE__URL"]
-    printed = stack.enter_context(_process([sys.executable, "-m", "app.cli", "serve"],
+    printed, pid = stack.enter_context(_process([sys.executable, "-m", "app.cli", "serve"],
                                            workdir / "svc.log", "svc is serving", env))
     password = re.search(r"one-time password (\S+)", printed)
     if password is None:
@@ -131,15 +135,15 @@ def _svc(stack: ExitStack, upstream: str, workdir: Path) -> Target:
         answer.raise_for_status()
     minted = httpx.post(f"{base}/api/profile/api-keys", headers=root, json={"name": "bench"})
     minted.raise_for_status()
-    return Target("svc", f"{base}/v1", minted.json()["key"])
+    return Target("svc", f"{base}/v1", minted.json()["key"], pid)
 
 
 def _relay(stack: ExitStack, upstream: str, workdir: Path, client: str) -> Target:
-    printed = stack.enter_context(_process(
+    printed, pid = stack.enter_context(_process(
         [sys.executable, "-m", "benchmarks.minimal_relay", "--upstream", upstream,
          "--client", client], workdir / f"relay-{client}.log", r"listening on \d+"))
     port = int(re.search(r"listening on (\d+)", printed).group(1))
-    return Target(f"relay-{client}", f"http://127.0.0.1:{port}/v1", "sk-bench")
+    return Target(f"relay-{client}", f"http://127.0.0.1:{port}/v1", "sk-bench", pid)
 
 
 def _litellm(stack: ExitStack, upstream: str, workdir: Path) -> Target | None:
@@ -162,10 +166,10 @@ def _litellm(stack: ExitStack, upstream: str, workdir: Path) -> Target | None:
     port = _free_port()
     env = {**os.environ, "LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False",
            "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    stack.enter_context(_process(
+    _, pid = stack.enter_context(_process(
         [str(LITELLM), "--config", str(config), "--host", "127.0.0.1", "--port", str(port),
          "--num_workers", "1"], workdir / "litellm.log", port, env))
-    return Target("litellm", f"http://127.0.0.1:{port}/v1", "sk-bench")
+    return Target("litellm", f"http://127.0.0.1:{port}/v1", "sk-bench", pid)
 
 
 # -- the load -----------------------------------------------------------------------------
@@ -177,6 +181,15 @@ class Cell:
     p50: float  #: ms
     p99: float
     ttfc: float | None  #: ms to the first body bytes, p50 (streams)
+    cpu_us: float | None = None  #: the target process's CPU time per request, µs
+
+
+def _cpu_seconds(pid: int | None) -> float | None:
+    """User and system CPU time of ``pid`` so far (None: not known)."""
+    if pid is None:
+        return None
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def _one(session: aiohttp.ClientSession, target: Target, stream: bool
@@ -212,15 +225,19 @@ async def measure(target: Target, stream: bool, workers: int, seconds: float) ->
                     firsts.append(first)
 
         await asyncio.gather(*[_one(session, target, stream) for _ in range(workers)])  # warm
+        cpu_before = _cpu_seconds(target.pid)
         started = time.perf_counter()
         deadline = started + seconds
         async with anyio.create_task_group() as tasks:
             for _ in range(workers):
                 tasks.start_soon(worker)
         elapsed = time.perf_counter() - started
+    cpu_after = _cpu_seconds(target.pid)
+    cpu_us = (None if cpu_before is None or cpu_after is None
+              else (cpu_after - cpu_before) / max(1, len(latencies)) * 1e6)
     cuts = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else latencies * 99
     ttfc = statistics.median(firsts) * 1000 if firsts else None
-    return Cell(len(latencies) / elapsed, cuts[49] * 1000, cuts[98] * 1000, ttfc)
+    return Cell(len(latencies) / elapsed, cuts[49] * 1000, cuts[98] * 1000, ttfc, cpu_us)
 
 
 async def run_all(targets: list[Target], seconds: float, rounds: int,
@@ -239,11 +256,13 @@ async def run_all(targets: list[Target], seconds: float, rounds: int,
                     results[target.name].append(await measure(target, stream, workers, seconds))
             for name, measured in results.items():
                 ttfcs = [c.ttfc for c in measured if c.ttfc is not None]
+                cpus = [c.cpu_us for c in measured if c.cpu_us is not None]
                 cells[(mode, workers, name)] = Cell(
                     statistics.median(c.rps for c in measured),
                     statistics.median(c.p50 for c in measured),
                     statistics.median(c.p99 for c in measured),
-                    statistics.median(ttfcs) if ttfcs else None)
+                    statistics.median(ttfcs) if ttfcs else None,
+                    statistics.median(cpus) if cpus else None)
     order = {"non-stream": 0, "stream": 1}
     return dict(sorted(cells.items(), key=lambda item: (order[item[0][0]], item[0][1])))
 
@@ -253,17 +272,19 @@ async def run_all(targets: list[Target], seconds: float, rounds: int,
 
 def print_table(cells: dict[tuple[str, int, str], Cell]) -> None:
     header = ("mode", "conc", "target", "req/s", "p50 ms", "p99 ms", "ttfc ms", "x direct",
-              "+p50 ms", "+p99 ms", "+ttfc ms")
-    print("{:<10} {:>4} {:<13} {:>8} {:>7} {:>7} {:>7} {:>8} {:>7} {:>7} {:>8}".format(*header))
+              "+p50 ms", "+p99 ms", "+ttfc ms", "cpu us/req")
+    print("{:<10} {:>4} {:<13} {:>8} {:>7} {:>7} {:>7} {:>8} {:>7} {:>7} {:>8} {:>10}".format(
+        *header))
     for (mode, workers, name), cell in cells.items():
         direct = cells[(mode, workers, "direct")]
         ttfc = f"{cell.ttfc:.2f}" if cell.ttfc is not None else "-"
         extra = (f"{cell.ttfc - direct.ttfc:+.2f}" if cell.ttfc is not None
                  and direct.ttfc is not None else "-")
+        cpu = f"{cell.cpu_us:.0f}" if cell.cpu_us is not None else "-"
         print("{:<10} {:>4} {:<13} {:>8.0f} {:>7.2f} {:>7.2f} {:>7} {:>7.3f}x {:>+7.2f} "
-              "{:>+7.2f} {:>8}".format(mode, workers, name, cell.rps, cell.p50, cell.p99, ttfc,
-                                       cell.rps / direct.rps, cell.p50 - direct.p50,
-                                       cell.p99 - direct.p99, extra))
+              "{:>+7.2f} {:>8} {:>10}".format(mode, workers, name, cell.rps, cell.p50, cell.p99,
+                                              ttfc, cell.rps / direct.rps, cell.p50 - direct.p50,
+                                              cell.p99 - direct.p99, extra, cpu))
 
 
 def print_goals(cells: dict[tuple[str, int, str], Cell], concurrency: list[int]) -> None:
@@ -273,11 +294,11 @@ def print_goals(cells: dict[tuple[str, int, str], Cell], concurrency: list[int])
     print("\ngoals (svc passthrough, every governance step on):")
     for mode in ("non-stream", "stream"):
         added = cells[(mode, 1, "svc")].p50 - cells[(mode, 1, "direct")].p50
-        verdict = "met" if added <= 1.5 else "NOT met"
-        print(f"  {mode:<10} added p50, sequential: {added:.2f} ms (goal <= 1.5): {verdict}")
+        verdict = "met" if added <= 1.0 else "NOT met"
+        print(f"  {mode:<10} added p50, sequential: {added:.2f} ms (goal <= 1.0): {verdict}")
         for workers in concurrency:
             svc = cells[(mode, workers, "svc")].rps
-            for peer, goal in (("litellm", 20.0), ("relay-aiohttp", 0.5)):
+            for peer, goal in (("litellm", 30.0), ("relay-aiohttp", 0.8)):
                 if peer not in names:
                     print(f"  {mode:<10} c={workers:<3} vs {peer}: not measured")
                     continue
@@ -285,6 +306,11 @@ def print_goals(cells: dict[tuple[str, int, str], Cell], concurrency: list[int])
                 verdict = "met" if ratio >= goal else "NOT met"
                 print(f"  {mode:<10} c={workers:<3} throughput vs {peer:<13} {ratio:7.2f}x "
                       f"(goal >= {goal:g}x): {verdict}")
+            relay_cpu = cells.get((mode, workers, "relay-aiohttp"))
+            svc_cpu = cells[(mode, workers, "svc")].cpu_us
+            if relay_cpu is not None and relay_cpu.cpu_us and svc_cpu:
+                print(f"  {mode:<10} c={workers:<3} CPU per request, relay-aiohttp / svc: "
+                      f"{relay_cpu.cpu_us / svc_cpu:5.2f}x (the throughput a core allows)")
 
 
 def main() -> None:

@@ -3,18 +3,19 @@
 Two ``svc serve`` processes share one PostgreSQL (embedded, started here) and relay to
 the fake upstream (``tests/fakes/upstream.py``). ``--keys`` API keys each get
 ``--per-key`` requests (more than the limit), sent by ``--clients`` concurrent
-clients, alternately to either server, all inside one calendar minute — the limit's
-window (``core/ratelimit.py``). The limit must hold to the request: exactly
-``--limit`` answers 200 per key, every other 429, nothing else; and every 200 has its
-usage row.
+clients, alternately to either server. The limit (GCRA, ``core/ratelimit.py``) lets a
+fresh key send its minute at once and earns one request back every 60/limit s, so
+the limit must hold to the request: ``--limit`` answers 200 per key plus at most what
+the burst's own duration earned, every other 429, nothing else; and every 200 has
+its usage row.
 
 Printed: per key the accepted and refused counts, then totals, requests/s, latency
 p50/p99 of accepted and refused answers, the accepted/expected ratio per key (1.000 is
 exact), and the usage rows against the accepted answers.
 
 Run from the repository root: ``.venv/bin/python -m benchmarks.v1_rate_limit``
-(``--keys 10 --per-key 100 --clients 64 --limit 60``). It waits for the next minute to
-begin so the burst falls in one window. The machine is shared: keep runs small.
+(``--keys 10 --per-key 100 --clients 64 --limit 60``). The machine is shared: keep
+runs small.
 """
 
 from __future__ import annotations
@@ -94,11 +95,13 @@ def _ms(values: list[float], q: float) -> str:
 def report(statuses, latencies, seconds: float, limit: int, rows: dict[str, int]) -> bool:
     print(f"\n{'key':>14} {'200':>5} {'429':>5} {'other':>6} {'ratio':>7} {'usage':>6}")
     exact = True
+    earned = int(seconds * limit / 60)  # requests earned back while the burst ran
     for key, counts in statuses.items():
         other = sum(n for status, n in counts.items() if status not in (200, 429))
         used = rows.get(key[:12], 0)
         ratio = counts[200] / limit
-        exact &= counts[200] == limit and other == 0 and used == counts[200]
+        exact &= (limit <= counts[200] <= limit + earned + 1 and other == 0
+                  and used == counts[200])
         print(f"{key[:12] + '…':>14} {counts[200]:>5} {counts[429]:>5} {other:>6} "
               f"{ratio:>7.3f} {used:>6}")
     total = sum(sum(c.values()) for c in statuses.values())
@@ -134,14 +137,8 @@ def main() -> None:
             provide(first.base, root, upstream, args.limit)
             keys = mint_keys(first.base, root, args.keys)
             time.sleep(2)  # both processes' settings caches see the limit
-            wait = 60 - time.time() % 60 + 0.2
-            print(f"two servers on one database; waiting {wait:.0f} s for a fresh window")
-            time.sleep(wait)
-            window = int(time.time() // 60)
             statuses, latencies, seconds = asyncio.run(
                 burst([first.base, second.base], keys, args.per_key, args.clients))
-            if int(time.time() // 60) != window:
-                print("the burst crossed into the next window: use fewer requests")
             time.sleep(1)  # usage rows are written off the request path
             exact = report(statuses, latencies, seconds, args.limit, asyncio.run(usage_rows(dsn)))
     finally:

@@ -1,17 +1,26 @@
-"""The per-key request limit: fixed one-minute windows, counted in the database.
+"""The per-key request limit: GCRA (the generic cell rate algorithm), without window edges.
 
-A window is the calendar minute (UTC) a request falls in. A key may use ``limit``
-requests in a window; the counter lives in one row per key, moved forward by a single
-atomic statement, so several server processes share it and a refused request does
-not use up the quota. This module holds the arithmetic and the headers; the app runs
-the statement.
+A key limited to ``limit`` requests a minute earns one request every ``interval``
+(a minute divided by the limit, in whole microseconds, rounded up) and may save up at
+most ``limit`` of them: a fresh key can send its whole minute at once, and then one
+more each ``interval``. The only state is one instant per key, the *theoretical
+arrival time* (TAT): when the key's saved-up requests will have been earned back.
+A request at ``now`` passes when ``max(TAT, now) + interval`` is no further than
+``limit * interval`` ahead of ``now``, and moves the TAT there. Unlike a count per
+clock minute, nothing resets at a boundary: a key that spent its minute at 10:00:59
+gets one request back each ``interval`` after, not a whole new minute at 10:01:00.
+
+Times are integers (microseconds since the epoch), so the arithmetic is exact: no
+drift however many requests, and the statement the app runs in PostgreSQL computes
+the same numbers (``claim``). A refused request changes nothing.
 
 Leases: a busy key's row would serialise every request of every process on its lock.
 So a process claims ``lease_size(limit)`` permits at once and spends them from memory
-(``Lease``). Below 200 requests a minute the lease is one permit — every request
-counted in the row, exactly. Above, it is 1 % of the limit (at most 50): the limit is
-still never exceeded, and permits another process holds unspent can refuse a request
-at most that much early.
+(``Lease``) within ``LEASE_MICROS``. Below 200 requests a minute the lease is one
+permit — every request judged in the row, exactly. Above, it is 1 % of the limit (at
+most 50): permits another process holds unspent can refuse a request at most that
+much early, and a permit spent up to a second after its claim was counted a second
+early.
 """
 
 from __future__ import annotations
@@ -19,34 +28,66 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["WINDOW_SECONDS", "Lease", "RateDecision", "decide", "headers", "lease_size",
-           "window_start"]
+__all__ = ["LEASE_MICROS", "PERIOD_MICROS", "Claim", "Lease", "RateDecision", "admitted",
+           "claim", "duration_text", "headers", "interval", "lease_size", "refused"]
 
-WINDOW_SECONDS = 60
+PERIOD_MICROS = 60_000_000  #: the limit is per minute
+LEASE_MICROS = 1_000_000  #: how long claimed permits may be spent
 _MAX_LEASE = 50
 
 
-def window_start(now: float) -> float:
-    """The start (epoch seconds) of the window ``now`` falls in."""
-    return math.floor(now / WINDOW_SECONDS) * WINDOW_SECONDS
+def interval(limit: int) -> int:
+    """Microseconds between two requests at the sustained rate (rounded up, so the
+    rate never exceeds ``limit`` a minute)."""
+    return -(-PERIOD_MICROS // limit)
+
+
+def allowance(tat: int, now: int, limit: int) -> int:
+    """How many requests would pass at ``now`` (0 to ``limit``)."""
+    step = interval(limit)
+    return max(0, (now + limit * step - max(tat, now)) // step)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    granted: int  #: permits granted, 0 when refused
+    tat: int  #: the TAT after the claim (unchanged when refused)
+
+
+def claim(tat: int | None, now: int, limit: int, wanted: int = 1) -> Claim:
+    """Take up to ``wanted`` permits at ``now`` from a key whose TAT is ``tat``
+    (None: never used). The app's SQL statement is this function."""
+    tat = now if tat is None else tat
+    granted = min(wanted, allowance(tat, now, limit))
+    if granted < 1:
+        return Claim(0, tat)
+    return Claim(granted, max(tat, now) + granted * interval(limit))
 
 
 @dataclass(frozen=True, slots=True)
 class RateDecision:
     allowed: bool
     limit: int
-    #: requests used in the current window, this one included when allowed
-    used: int
-    #: seconds until the window ends
-    resets_in: float
-
-    @property
-    def remaining(self) -> int:
-        return max(0, self.limit - self.used)
+    remaining: int  #: requests that would still pass now, this one counted
+    reset_micros: int  #: until the whole minute's quota is back
+    retry_micros: int = 0  #: refused: until the next request would pass
 
     @property
     def retry_after(self) -> int:
-        return max(1, math.ceil(self.resets_in))
+        """``Retry-After`` in whole seconds, rounded up: never too early."""
+        return max(1, math.ceil(self.retry_micros / 1_000_000))
+
+
+def admitted(tat: int, now: int, limit: int) -> RateDecision:
+    """The decision for a request that passed, leaving the key at ``tat``."""
+    return RateDecision(True, limit, allowance(tat, now, limit), max(0, tat - now))
+
+
+def refused(tat: int, now: int, limit: int) -> RateDecision:
+    """The decision for a request refused at ``now`` with the key at ``tat``."""
+    step = interval(limit)
+    wait = max(tat, now) + step - limit * step - now
+    return RateDecision(False, limit, 0, max(0, tat - now), max(1, wait))
 
 
 def lease_size(limit: int) -> int:
@@ -56,38 +97,46 @@ def lease_size(limit: int) -> int:
 
 @dataclass(slots=True)
 class Lease:
-    """Permits this process claimed from one key's counter in one window."""
+    """Permits this process claimed from one key's TAT and has not spent yet."""
 
-    window: float
-    #: the shared counter right after this process's last claim
-    counted: int
-    #: claimed and not yet spent
+    #: the key's TAT right after this process's claim
+    tat: int
     permits: int
+    #: the claim's instant plus ``LEASE_MICROS``: unspent permits lapse then
+    expires: int
+    step: int
 
-    def spend(self, window: float) -> int | None:
-        """Spend one permit of ``window``: the requests used so far as this process
-        sees them (its unspent permits not counted), or None when it holds none."""
-        if self.window != window or self.permits <= 0:
+    def spend(self, now: int) -> int | None:
+        """Spend one permit: the key's TAT as this request sees it (its unspent
+        permits not counted), or None when none is left or the lease lapsed."""
+        if now > self.expires or self.permits <= 0:
             return None
         self.permits -= 1
-        return self.counted - self.permits
+        return self.tat - self.permits * self.step
 
 
-def decide(used_after: int | None, limit: int, now: float) -> RateDecision:
-    """``used_after`` is the counter the statement returned, or None when it refused."""
-    resets_in = window_start(now) + WINDOW_SECONDS - now
-    if used_after is None:
-        return RateDecision(False, limit, limit, resets_in)
-    return RateDecision(True, limit, used_after, resets_in)
+def duration_text(micros: int) -> str:
+    """A duration the way OpenAI's ``x-ratelimit-reset-*`` headers write it: ``0s``,
+    ``120ms``, ``8.64s``, ``6m0s``, ``1h2m3.5s`` (milliseconds, rounded up)."""
+    millis = -(-max(0, micros) // 1000)
+    if millis < 1000:
+        return f"{millis}ms" if millis else "0s"
+    hours, rest = divmod(millis, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    seconds = f"{rest / 1000:.3f}".rstrip("0").rstrip(".")
+    return (f"{hours}h" if hours else "") + (f"{minutes}m" if hours or minutes else "") \
+        + f"{seconds}s"
 
 
 def headers(decision: RateDecision) -> dict[str, str]:
-    """OpenAI-style ``x-ratelimit-*`` headers, plus ``Retry-After`` when refused."""
+    """OpenAI's ``x-ratelimit-*`` request headers; ``Retry-After`` (seconds) and
+    ``retry-after-ms`` (the SDKs read it first) when refused."""
     out = {
         "x-ratelimit-limit-requests": str(decision.limit),
         "x-ratelimit-remaining-requests": str(decision.remaining),
-        "x-ratelimit-reset-requests": f"{decision.retry_after}s",
+        "x-ratelimit-reset-requests": duration_text(decision.reset_micros),
     }
     if not decision.allowed:
         out["Retry-After"] = str(decision.retry_after)
+        out["retry-after-ms"] = str(-(-decision.retry_micros // 1000))
     return out

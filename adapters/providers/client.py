@@ -11,7 +11,6 @@ Built on aiohttp's client: relaying through BlackSheep it measured about 8x http
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from adapters.providers.errors import (
 )
 from adapters.providers.streams import ChunkStream, RawRelay
 from adapters.session_pool import LazySession
+from core import jsonfast
 from core.errors import RemoteProtocolError
 from core.redaction import redact
 from core.sse import (
@@ -227,7 +227,7 @@ class ProviderClient(LazySession):
     ) -> AsyncIterator[aiohttp.ClientResponse]:
         """Send the request, check the status, and always let go of the response."""
         session = self._get_session()
-        data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        data = None if body is None else jsonfast.dumps(body)
         headers = upstream.headers(accept)
         if data is not None:
             headers["Content-Type"] = "application/json"

@@ -158,6 +158,13 @@ class RawRelay(_EventStreamReader):
             if data:
                 return data
 
+    def opening_error(self) -> UpstreamStatusError | None:
+        """The upstream's refusal when all it streamed so far is one error frame: an
+        answer that failed before it began, which deserves an HTTP status."""
+        if self.tally.error is None or self.tally.chunks != 1:
+            return None
+        return _stream_error(self.tally.error, self._upstream)
+
 
 def _stream_error(error: Any, upstream: str) -> UpstreamStatusError:
     """The exception for an ``{"error": ...}`` frame sent after a 200 status."""

@@ -8,21 +8,32 @@ carries ``X-Service-Chat-Id``; sent back, it continues that conversation (only t
 caller's own, with the same agent — anything else is 404 ``chat_not_found``), and
 without it each call starts a new conversation (source ``api``: kept, left out of the
 chat list). Citations go in the message as ``annotations`` (``url_citation``) and at
-the top level as ``citations`` — in the final chunk when streaming.
+the top level as ``citations`` — in the final chunk when streaming; their links start
+with ``server.public_url``, or else the origin the request came to.
+
+Generation parameters (``core.generation``) go to the agent's model with every call
+of the turn; what the model cannot honour is refused by name — before anything runs
+for the built-in ``local`` model, as the upstream's own refusal otherwise. A JSON
+``response_format`` keeps citation markers out of the answer: its citations travel
+only in ``annotations``. Answers carry a ``system_fingerprint`` that changes when the
+agent's configuration or the service's version does.
 
 Checks come before the rate limit, so a refused request never uses up the quota.
 Streamed and non-streamed answers are built from the same text pieces, so they give
 the same text. While retrieval or tools run before the first token, a streamed answer
-sends keep-alive comments; a failure after the stream began is an ``error`` frame and
-``[DONE]``. A non-streamed failure after a side-effecting tool ran says
+sends keep-alive comments. The status line and headers go out with the first frame:
+a failure before it is an HTTP error status (so the SDKs' retries apply), a failure
+after it an ``error`` frame and ``[DONE]``. A non-streamed failure after a side-effecting tool ran says
 ``x-should-retry: false``: the SDKs retry 5xx on their own and would do it again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 import uuid
+from importlib import metadata
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -32,8 +43,9 @@ from blacksheep import Request, Response, StreamedContent
 
 from app.http.disconnect import cancelled_on_disconnect
 from app.http.errors import ApiError, NotFound, json_response
-from app.http.event_pump import IDLE, pumped
+from app.http.event_pump import IDLE, Idle, pumped
 from app.public_api.auth import admit
+from app.public_api.links import public_base
 from app.services.access import reach_of
 from app.services.accounts import Identity
 from app.services.bundle import Services
@@ -42,6 +54,12 @@ from app.services.pipeline import AgentProfile, TurnRequest, load_agent
 from app.services.providers import LOCAL, ModelNotFound
 from core.access import Reach
 from core.chat_request import ChatRequest, ChatRequestError, question_of
+from core.generation import (
+    GenerationError,
+    GenerationOptions,
+    local_refusal,
+    read_generation_options,
+)
 from core.pipeline import (
     Citation,
     Failed,
@@ -51,6 +69,7 @@ from core.pipeline import (
     ToolFinished,
     ToolStatus,
     url_annotations,
+    whole_answer_annotations,
 )
 from core.sse import ChunkEncoder, EncoderState, assemble_completion
 
@@ -67,7 +86,8 @@ KEEP_ALIVE_SECONDS = 5.0
 _LOCAL_AGENT = AgentProfile(uuid.UUID(int=0), LOCAL, "", LOCAL)
 # The pipeline's own finish reasons, in the protocol's words: a turn stopped by the
 # step budget is an answer cut short by a limit.
-_FINISH_REASONS = {"stop": "stop", "tool_limit": "length"}
+_FINISH_REASONS = {"stop": "stop", "length": "length", "tool_limit": "length"}
+_VERSION = metadata.version("svc")
 
 
 class ChatNotFound(ApiError):
@@ -78,12 +98,36 @@ def _question(chat: ChatRequest) -> str:
     try:
         question = question_of(chat.messages)
     except ChatRequestError as exc:
-        raise ApiError(exc.message, code=exc.code, field=exc.param, status=400) from None
+        raise _refused(exc) from None
     if len(question) > MAX_CONTENT_CHARS:
         raise ApiError(f"The question (the last user message) may have at most "
                        f"{MAX_CONTENT_CHARS} characters.", code="invalid_request_error",
                        field="messages", status=400)
     return question
+
+
+def _refused(exc: ChatRequestError) -> ApiError:
+    return ApiError(exc.message, code=exc.code, field=exc.param, status=400)
+
+
+def _generation(chat: ChatRequest, model: str) -> GenerationOptions:
+    """The request's generation parameters, checked against what ``model`` honours."""
+    try:
+        options = read_generation_options(chat.body)
+    except GenerationError as exc:
+        raise _refused(exc) from None
+    refusal = local_refusal(options) if model == LOCAL else None
+    if refusal is not None:
+        raise _refused(refusal)
+    return options
+
+
+def system_fingerprint(agent: AgentProfile) -> str:
+    """``fp_`` and ten hex digits: the same while the agent's configuration and the
+    service's version stay the same, as OpenAI's names a model's serving setup."""
+    parts = (_VERSION, str(agent.id), agent.model, agent.instructions, *agent.tools,
+             *(str(library) for library in agent.library_ids))
+    return "fp_" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:10]
 
 
 async def _agent(model: str, reach: Reach) -> AgentProfile:
@@ -119,6 +163,7 @@ async def answer(request: Request, svc: Services, identity: Identity,
     reach = await reach_of(identity)
     question = _question(chat)
     agent = await _agent(chat.model, reach)
+    generation = _generation(chat, agent.model)
     chat_id = await _continued_chat(request, svc, reach, agent)
     headers = await admit(svc, identity)
     if chat_id is None:
@@ -126,9 +171,11 @@ async def answer(request: Request, svc: Services, identity: Identity,
     headers[CHAT_HEADER] = str(chat_id)
     tools = await svc.tools.for_agent(agent.tools)
     events = await svc.chats.send(reach, chat_id, question, source="api",
-                                  api_key_id=identity.api_key_id, owner_only=True)
+                                  api_key_id=identity.api_key_id, owner_only=True,
+                                  generation=generation)
     reply = _Reply(chat.model, frozenset(t.spec.name for t in tools if t.spec.side_effecting),
-                   svc.boot["server.public_url"].rstrip("/"))
+                   public_base(request, svc.boot), generation.wants_json,
+                   system_fingerprint(agent))
     return await _respond(request, chat, events, reply, headers)
 
 
@@ -137,10 +184,12 @@ async def answer_local(request: Request, svc: Services, identity: Identity,
     """``model: local``: the built-in model, called like a provider model. Nothing is
     kept but usage; the question is the last user message, as for an agent."""
     question = _question(chat)
+    generation = _generation(chat, LOCAL)
     headers = await admit(svc, identity)
     turn = TurnRequest(_LOCAL_AGENT, question, await reach_of(identity), source="api",
-                       api_key_id=identity.api_key_id)
-    reply = _Reply(chat.model, frozenset(), svc.boot["server.public_url"].rstrip("/"))
+                       api_key_id=identity.api_key_id, generation=generation)
+    reply = _Reply(chat.model, frozenset(), public_base(request, svc.boot), False,
+                   system_fingerprint(_LOCAL_AGENT))
     return await _respond(request, chat, svc.pipeline.run(turn), reply, headers)
 
 
@@ -152,6 +201,9 @@ class _Reply:
     model: str  #: as the caller named it; every chunk and the completion repeat it
     side_effecting: frozenset[str]
     public_url: str
+    #: the answer is JSON: citations are not marked in it, only listed beside it
+    json_answer: bool
+    fingerprint: str
     id: str = field(default_factory=lambda: f"chatcmpl-{uuid.uuid4().hex}")
     created: int = field(default_factory=lambda: int(time.time()))
     pieces: list[str] = field(default_factory=list)
@@ -190,7 +242,8 @@ class _Reply:
         """The message's ``annotations`` and the top-level ``citations``."""
         assert self.finished is not None
         cited = self.finished.citations
-        return ({"annotations": url_annotations(self.finished.text, cited, self._url_of)},
+        annotate = whole_answer_annotations if self.json_answer else url_annotations
+        return ({"annotations": annotate(self.finished.text, cited, self._url_of)},
                 {"citations": [citation.as_json() for citation in cited]})
 
     def failure_error(self, headers: dict[str, str]) -> ApiError:
@@ -202,13 +255,13 @@ class _Reply:
             message = f"This agent's model is not available: {message}"
         if status >= 500 and self.side_effect_ran:
             headers = {**headers, "x-should-retry": "false"}
-        return ApiError(message, code=code, status=status, headers=headers)
+        return ApiError(message, code=code, field=failure.param, status=status, headers=headers)
 
 
 async def _respond(request: Request, chat: ChatRequest, events: AsyncIterator[PipelineEvent],
                    reply: _Reply, headers: dict[str, str]) -> Response:
     if chat.stream:
-        return _streamed(request, chat, events, reply, headers)
+        return await _streamed(request, chat, events, reply, headers)
     async with aclosing(events) as stream:
         async with cancelled_on_disconnect(request) as watch:
             async for event in stream:
@@ -221,13 +274,14 @@ async def _respond(request: Request, chat: ChatRequest, events: AsyncIterator[Pi
     return json_response(200, assemble_completion(
         id=reply.id, created=reply.created, model=reply.model, pieces=reply.pieces,
         finish_reason=reply.finish_reason, usage=reply.usage(), message_extra=message_extra,
-        completion_extra=completion_extra), headers)
+        completion_extra=completion_extra, system_fingerprint=reply.fingerprint), headers)
 
 
-def _streamed(request: Request, chat: ChatRequest, events: AsyncIterator[PipelineEvent],
-              reply: _Reply, headers: dict[str, str]) -> Response:
+async def _streamed(request: Request, chat: ChatRequest, events: AsyncIterator[PipelineEvent],
+                    reply: _Reply, headers: dict[str, str]) -> Response:
     encoder = ChunkEncoder(id=reply.id, created=reply.created, model=reply.model,
-                           include_usage=chat.include_usage)
+                           include_usage=chat.include_usage,
+                           system_fingerprint=reply.fingerprint)
 
     def frames_for(event: PipelineEvent) -> bytes:
         reply.observe(event)
@@ -244,9 +298,33 @@ def _streamed(request: Request, chat: ChatRequest, events: AsyncIterator[Pipelin
                     + encoder.usage(reply.usage()) + encoder.done())
         return b""  # tool and usage events stay inside the service
 
+    async def opening(items: AsyncIterator[PipelineEvent | Idle]) -> bytes:
+        """The first bytes to send; a failure before them is raised as an HTTP error."""
+        async for item in items:
+            if item is IDLE:
+                return encoder.keep_alive()
+            if isinstance(item, Failed):
+                reply.observe(item)
+                raise reply.failure_error(headers)
+            frames = frames_for(item)
+            if frames:
+                return frames
+        return b""
+
+    items = pumped(events, request, KEEP_ALIVE_SECONDS)
+    try:
+        first = await opening(items)
+    except BaseException:
+        await items.aclose()
+        raise
+
     async def body() -> AsyncIterator[bytes]:
         try:
-            async with aclosing(pumped(events, request, KEEP_ALIVE_SECONDS)) as items:
+            async with aclosing(items):
+                if first:
+                    yield first
+                if encoder.state is EncoderState.DONE:
+                    return
                 async for item in items:
                     frames = encoder.keep_alive() if item is IDLE else frames_for(item)
                     if frames:

@@ -5,9 +5,11 @@ only to note usage, never encoded again). Streamed: the upstream's SSE
 bytes are relayed unchanged (the fastest path, and exactly what the provider said),
 while the relay notes usage and finish for accounting; the upstream is asked for its
 usage chunk even when the client did not ask (so its tokens are counted), and that
-chunk is then left out of what the client receives. An upstream failure before the
-first byte is an HTTP error (502/504, or the upstream's own 4xx); after it, an
-``error`` event and ``[DONE]``. A client that goes away cancels the upstream call at
+chunk is then left out of what the client receives. The status line goes out with
+the first bytes, as OpenAI's does: an upstream failure before them — a refusal, a
+connection that breaks, an error frame as the first event — is an HTTP error
+(502/504, or the upstream's own 4xx and 429), so the SDKs' own retries apply; after
+them, an ``error`` event and ``[DONE]``. A client that goes away cancels the upstream call at
 once; usage is recorded either way, in a ``finally``.
 """
 
@@ -82,13 +84,22 @@ async def stream(request: Request, svc: Services, identity: Identity, chat: Chat
     try:
         relay = await stack.enter_async_context(
             svc.client.relay(resolved.upstream, chat.body, count_usage=True))
-    except UpstreamError as exc:
+        first = await anext(relay, b"")
+        refused = relay.opening_error()
+        if refused is not None:
+            raise refused
+    except BaseException as exc:
+        await stack.aclose()
         meter.record()
-        raise upstream_failure(exc) from None
+        if isinstance(exc, UpstreamError):
+            raise upstream_failure(exc) from None
+        raise
 
     async def body() -> AsyncIterator[bytes]:
         try:
             async with cancelled_on_disconnect(request) as watch:
+                if first:
+                    yield first
                 async for data in relay:
                     yield data
             meter.outcome = "client_disconnected" if watch.disconnected else "ok"

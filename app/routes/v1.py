@@ -8,7 +8,6 @@ then the rate limit, so refused requests never use up the quota.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from blacksheep import Request, Response, Router
@@ -22,6 +21,7 @@ from app.services.access import reach_of
 from app.services.bundle import Services
 from app.services.providers import LOCAL, ModelNotFound
 from app.tables import Provider
+from core import jsonfast
 from core.chat_request import ChatRequestError, read_chat_request
 
 API_MAX_BODY_BYTES = 8 * 1024 * 1024
@@ -69,8 +69,8 @@ async def _json_body(request: Request) -> Any:
     by default, and a key is needed anyway, so leniency opens nothing to browsers."""
     raw = await read_bytes(request, API_MAX_BODY_BYTES)
     try:
-        return json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        return jsonfast.loads(raw)
+    except (ValueError, RecursionError) as exc:  # bad UTF-8 included
         raise ApiError(f"We could not parse the JSON body of your request: {exc}. Send a "
                        "JSON object.", code="malformed_json", status=400) from None
 

@@ -6,9 +6,11 @@ the secret. Each process keeps the identities it looked up (``IdentityCache``) w
 PostgreSQL's change notices reach it, so a busy key costs no lookup per request;
 revocation and expiry still take effect on the very next request in every process
 (``app.services.auth_changes``: a revocation returns once every process has dropped
-what it kept, and expiry is checked on every hit). The per-minute limit is counted in the key's row by a single atomic statement,
-so it holds across server processes; a busy key's permits are claimed a few at a time
-(``core.ratelimit`` "Leases"), so its row does not serialise every request.
+what it kept, and expiry is checked on every hit). The per-minute limit (GCRA,
+``core.ratelimit``) is judged on the key's row by a single atomic statement, so it
+holds across server processes; a busy key's permits are claimed a few at a time
+(``core.ratelimit`` "Leases"), so its row does not serialise every request. The clock
+is ``ApiKeys.clock`` (epoch seconds), so tests can hold time still.
 """
 
 from __future__ import annotations
@@ -76,17 +78,26 @@ WHERE k.fingerprint = $1 AND k.revoked_at IS NULL
   AND (k.expires_at IS NULL OR k.expires_at > now()) AND a.deactivated_at IS NULL
 """
 
-# Claim up to $4 permits of the window starting $2 for a key limited to $3 a window:
-# none once the window is used up (or the key revoked meanwhile).
+# ``core.ratelimit.claim`` as one statement: at $2 (microseconds), take up to $5
+# permits for a key limited to $3 a minute, earning one each $4 microseconds. The
+# row is locked for the statement, so processes claiming together queue on it. It
+# answers the key's TAT before the claim and the permits granted (0: refused, the row
+# unchanged); no row when the key was revoked meanwhile.
 _CLAIM = """
 WITH current AS (
-    SELECT id, CASE WHEN rate_window = $2 THEN rate_used ELSE 0 END AS used
+    SELECT id, GREATEST(COALESCE(rate_tat, $2::bigint), $2::bigint) AS base,
+           COALESCE(rate_tat, $2::bigint) AS tat
     FROM api_key WHERE id = $1 AND revoked_at IS NULL FOR UPDATE
+), judged AS (
+    SELECT id, base, tat, LEAST($5::bigint, GREATEST(0::bigint,
+           ($2::bigint + $3::bigint * $4::bigint - base) / $4::bigint)) AS granted
+    FROM current
+), moved AS (
+    UPDATE api_key SET rate_tat = judged.base + judged.granted * $4::bigint,
+                       last_used_at = now()
+    FROM judged WHERE api_key.id = judged.id AND judged.granted >= 1
 )
-UPDATE api_key SET rate_used = current.used + LEAST($4, $3 - current.used),
-                   rate_window = $2, last_used_at = now()
-FROM current WHERE api_key.id = current.id AND current.used < $3
-RETURNING api_key.rate_used, LEAST($4, $3 - current.used) AS granted
+SELECT tat, base + granted * $4::bigint AS tat_after, granted FROM judged
 """
 
 
@@ -97,6 +108,7 @@ class ApiKeys:
         self._known: IdentityCache[Identity] = changes.cache
         self._leases: dict[UUID, ratelimit.Lease] = {}
         self._claiming: dict[UUID, asyncio.Lock] = {}
+        self.clock = time.time
 
     async def mint(self, identity: Identity, name: str,
                    expires_in_days: int | None) -> tuple[dict[str, Any], str]:
@@ -159,34 +171,40 @@ class ApiKeys:
         return identity
 
     async def consume(self, key_id: UUID, limit: int) -> ratelimit.RateDecision:
-        """Count one request against the key's current window, or refuse it: from
-        this process's lease when it holds a permit, else by claiming more. Claims for
-        one key are made one at a time, so requests arriving together spend the
-        permits one claim brought instead of each claiming their own."""
-        now = time.time()
-        window = ratelimit.window_start(now)
-        used = self._spend(key_id, window)
-        if used is None:
+        """Admit one request of the key, or refuse it: from this process's lease when
+        it holds a permit, else by claiming more. Claims for one key are made one at a
+        time, so requests arriving together spend the permits one claim brought
+        instead of each claiming their own."""
+        now = round(self.clock() * 1_000_000)
+        tat = self._spend(key_id, limit, now)
+        if tat is None:
             async with self._claiming.setdefault(key_id, asyncio.Lock()):
-                used = self._spend(key_id, window)  # another claim may have refilled it
-                if used is None:
-                    used = await self._claim(key_id, window, limit)
-        return ratelimit.decide(used, limit, now)
+                tat = self._spend(key_id, limit, now)  # another claim may have refilled it
+                if tat is None:
+                    return await self._claim(key_id, limit, now)
+        return ratelimit.admitted(tat, now, limit)
 
-    def _spend(self, key_id: UUID, window: float) -> int | None:
+    def _spend(self, key_id: UUID, limit: int, now: int) -> int | None:
         lease = self._leases.get(key_id)
-        return lease.spend(window) if lease is not None else None
+        if lease is None or lease.step != ratelimit.interval(limit):
+            return None  # the limit changed since the claim: judge afresh
+        return lease.spend(now)
 
-    async def _claim(self, key_id: UUID, window: float, limit: int) -> int | None:
-        moment = dt.datetime.fromtimestamp(window, dt.UTC)
+    async def _claim(self, key_id: UUID, limit: int, now: int) -> ratelimit.RateDecision:
+        step = ratelimit.interval(limit)
         async with db.fast_connection() as connection:
-            claimed = await connection.fetchrow(_CLAIM, key_id, moment, limit,
+            claimed = await connection.fetchrow(_CLAIM, key_id, now, limit, step,
                                                 ratelimit.lease_size(limit))
-        if claimed is None:
-            return None
-        if len(self._leases) > 10_000:  # mostly keys of past windows
+        if claimed is None:  # revoked meanwhile
+            return ratelimit.refused(now + limit * step, now, limit)
+        if not claimed["granted"]:
+            return ratelimit.refused(claimed["tat"], now, limit)
+        if len(self._leases) > 10_000:  # mostly lapsed leases
             self._leases.clear()
             self._claiming = {kid: lock for kid, lock in self._claiming.items() if lock.locked()}
-        lease = ratelimit.Lease(window, claimed["rate_used"], claimed["granted"])
+        lease = ratelimit.Lease(claimed["tat_after"], claimed["granted"],
+                                now + ratelimit.LEASE_MICROS, step)
         self._leases[key_id] = lease
-        return lease.spend(window)
+        tat = lease.spend(now)
+        assert tat is not None
+        return ratelimit.admitted(tat, now, limit)

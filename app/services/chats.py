@@ -26,6 +26,7 @@ from app.services.access import parse_id
 from app.services.pipeline import AgentProfile, Pipeline, TurnRequest, load_agent
 from app.tables import Chat, ChatMessage
 from core.access import Reach
+from core.generation import GenerationOptions
 from core.pipeline import AppToolPolicy, Citation, Finished, PipelineEvent, ToolPolicy
 
 __all__ = ["Chats", "chat_view", "message_view"]
@@ -121,8 +122,8 @@ class Chats:
 
     async def send(self, reach: Reach, chat_id: str | UUID, content: str, *,
                    source: str = "app", api_key_id: UUID | None = None,
-                   policy: ToolPolicy | None = None,
-                   owner_only: bool = False) -> AsyncIterator[PipelineEvent]:
+                   policy: ToolPolicy | None = None, owner_only: bool = False,
+                   generation: GenerationOptions | None = None) -> AsyncIterator[PipelineEvent]:
         """Store the question and return the pipeline's events for the answer.
 
         Everything that can refuse (404, 409, 422) does so here, before the first event,
@@ -140,7 +141,8 @@ class Chats:
             title = " ".join(content.split())[:_TITLE_FROM_QUESTION]
             await Chat.update({Chat.title: title}).where(Chat.id == chat["id"])
         request = TurnRequest(agent, content, reach, history, source, api_key_id,
-                              policy or AppToolPolicy())
+                              policy or AppToolPolicy(),
+                              generation=generation or GenerationOptions())
         return self._answer(chat["id"], request)
 
     async def _agent_of(self, chat: dict[str, Any], reach: Reach) -> AgentProfile:

@@ -42,6 +42,7 @@ from app.services.usage import Usage, UsageRecord
 from app.tables import Agent, AgentLibrary
 from app.telephony.call_context import CallContext
 from core.access import Reach
+from core.generation import GenerationOptions, cut_answer
 from core.local_model import LocalToolCall, LocalTurn, respond, word_count
 from core.passages import Passage
 from core.pipeline import (
@@ -65,6 +66,7 @@ from core.pipeline import (
     assistant_tool_message,
     build_messages,
     check_arguments,
+    consulted_citations,
     failure_text,
     map_citations,
     parse_arguments,
@@ -119,7 +121,8 @@ class TurnRequest:
     """One question to an agent. ``reach`` is whose access retrieval uses (and whose
     provider key and usage row the call is); ``history`` the kept conversation;
     ``call`` the telephone call the turn belongs to (None outside calls), handed to the
-    tools that declared they want it."""
+    tools that declared they want it. ``generation``: the caller's generation
+    parameters, sent with every model call of the turn."""
 
     agent: AgentProfile
     question: str
@@ -129,6 +132,7 @@ class TurnRequest:
     api_key_id: UUID | None = None
     policy: ToolPolicy = field(default_factory=AppToolPolicy)
     call: CallContext | None = None
+    generation: GenerationOptions = field(default_factory=GenerationOptions)
 
 
 @dataclass(eq=False)
@@ -157,9 +161,29 @@ class _StartFailed(Exception):
         self.failure = failure
 
 
-def _failure(exc: UpstreamError) -> Failed:
+def _failure(exc: UpstreamError, forwarded: Mapping[str, Any]) -> Failed:
     code = {504: "upstream_timeout"}.get(exc.status_code, "upstream_error")
+    param = _refused_param(exc, forwarded) if exc.status_code in (400, 422) else None
+    if param is not None:
+        # The model refused a parameter the caller chose: the caller's to change.
+        return Failed("unsupported_parameter", f"This agent's model does not accept "
+                      f"{param}: {exc.message} Leave {param} out of the request.", 400, param)
     return Failed(code, f"The model did not answer: {exc.public}", exc.status_code)
+
+
+def _refused_param(exc: UpstreamError, forwarded: Mapping[str, Any]) -> str | None:
+    """Which of the caller's parameters an upstream refusal is about: the error body's
+    ``param`` when it names one, else the first one its message mentions."""
+    named = None
+    body = getattr(exc, "body", b"")
+    try:
+        error = json.loads(body).get("error") if body else None
+        named = error.get("param") if isinstance(error, dict) else None
+    except (ValueError, AttributeError, RecursionError):
+        pass
+    if isinstance(named, str) and named in forwarded:
+        return named
+    return next((name for name in forwarded if name in exc.message), None)
 
 
 class Pipeline:
@@ -199,7 +223,8 @@ class Pipeline:
             raise _StartFailed(Failed("model_not_found", exc.message, 404)) from None
         passages = await self._retrieve(request)
         tools = {tool.spec.name: tool for tool in await self.tools.for_agent(agent.tools)}
-        messages = build_messages(agent.instructions, passages, request.history, request.question)
+        messages = build_messages(agent.instructions, passages, request.history, request.question,
+                                  json_answer=request.generation.wants_json)
         return _Run(request, model, passages, tools, messages, StepBudget(self.max_steps))
 
     async def _retrieve(self, request: TurnRequest) -> list[Passage]:
@@ -231,6 +256,8 @@ class Pipeline:
                 return
             calls = run.reply.tool_calls
             if not calls:
+                if run.reply.finish_reason == "length":
+                    finish_reason = "length"  # cut by the caller's max_tokens
                 break
             if run.budget.exhausted:
                 finish_reason = "tool_limit"
@@ -242,7 +269,8 @@ class Pipeline:
                 async for event in events:
                     yield event
         text = "".join(run.text)
-        citations = map_citations(text, run.passages)
+        citations = (consulted_citations(run.passages) if run.request.generation.wants_json
+                     else map_citations(text, run.passages))
         yield CitationsFound(citations)
         yield Finished(text, citations, finish_reason, run.prompt_tokens, run.completion_tokens)
 
@@ -263,7 +291,8 @@ class Pipeline:
         return counted
 
     async def _upstream_step(self, run: _Run, tool_choice: str) -> AsyncIterator[PipelineEvent]:
-        body: dict[str, Any] = {"model": run.model.model, "messages": run.messages,
+        body: dict[str, Any] = {**run.request.generation.forwarded, "model": run.model.model,
+                                "messages": run.messages,
                                 "stream_options": {"include_usage": True}}
         if run.tools:
             body["tools"] = [tool.spec.openai_spec() for tool in run.tools.values()]
@@ -283,7 +312,7 @@ class Pipeline:
                         yield TextDelta(text)
             outcome = "ok"
         except UpstreamError as exc:
-            outcome, run.failure = "error", _failure(exc)
+            outcome, run.failure = "error", _failure(exc, run.request.generation.forwarded)
         except Exception:
             outcome = "error"
             raise
@@ -305,10 +334,12 @@ class Pipeline:
                                       "arguments": json.dumps(decision.arguments)}}
                 run.reply.feed(_local_chunk({"tool_calls": [entry]}, "tool_calls"))
             else:
-                for piece in _sentences_of(decision.text):
+                text, finish_reason = cut_answer(decision.text, request.generation)
+                for piece in _sentences_of(text):
                     run.reply.feed(_local_chunk({"content": piece}))
                     run.text.append(piece)
                     yield TextDelta(piece)
+                run.reply.feed(_local_chunk({}, finish_reason))
             run.reply.feed({"choices": [], "usage": {
                 "prompt_tokens": prompt, "completion_tokens": word_count(run.reply.text)}})
             outcome = "ok"

@@ -88,6 +88,7 @@ class Providers:
         self.audit = audit
         self.client = client
         self.cache_seconds = cache_seconds
+        self._refreshing: set[tuple[str, UUID | None]] = set()
         self._resolved: dict[tuple[str, UUID | None], tuple[float, ResolvedModel]] = {}
 
     def _seal(self, api_key: str, field: str) -> str:
@@ -191,10 +192,15 @@ class Providers:
             return ResolvedModel(LOCAL, LOCAL, None)
         now = time.monotonic()
         cached = self._resolved.get((model, account_id))
-        if cached is not None and now - cached[0] < self.cache_seconds:
-            return cached[1]
-        async with db.connection() as connection:
-            row = await connection.fetchrow(_RESOLVE, model, account_id)
+        if cached is not None and (now - cached[0] < self.cache_seconds
+                                   or (model, account_id) in self._refreshing):
+            return cached[1]  # fresh, or being looked up again by another request
+        self._refreshing.add((model, account_id))
+        try:
+            async with db.connection() as connection:
+                row = await connection.fetchrow(_RESOLVE, model, account_id)
+        finally:
+            self._refreshing.discard((model, account_id))
         if row is None:
             raise ModelNotFound(f"The model {model!r} does not exist or you do not have "
                                 "access to it.", field="model")

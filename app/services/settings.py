@@ -52,11 +52,22 @@ class Settings:
         self.audit = audit
         self.cache_seconds = cache_seconds
         self._cached: tuple[float, dict[str, Any]] | None = None
+        self._refreshing = False
 
     async def _overrides(self) -> dict[str, Any]:
         now = time.monotonic()
-        if self._cached is not None and now - self._cached[0] < self.cache_seconds:
+        if self._cached is not None and (now - self._cached[0] < self.cache_seconds
+                                         or self._refreshing):
+            # Fresh, or being read again already: requests arriving together while it
+            # is read use the last values instead of each running the same query.
             return self._cached[1]
+        self._refreshing = True
+        try:
+            return await self._read_overrides(now)
+        finally:
+            self._refreshing = False
+
+    async def _read_overrides(self, now: float) -> dict[str, Any]:
         try:
             rows = await RuntimeSetting.select(RuntimeSetting.key, RuntimeSetting.value)
         except UNAVAILABLE_ERRORS:

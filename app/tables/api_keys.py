@@ -1,10 +1,10 @@
 """API keys for ``/v1``. Only the SHA-256 fingerprint of a key's value is stored, with a
-short display prefix; ``rate_window``/``rate_used`` count requests in the current
-minute (``core.ratelimit``)."""
+short display prefix; ``rate_tat`` is the per-minute limit's state, the key's
+theoretical arrival time in microseconds since the epoch (``core.ratelimit``)."""
 
 from __future__ import annotations
 
-from piccolo.columns import UUID, ForeignKey, Integer, OnDelete, Text, Timestamptz
+from piccolo.columns import UUID, BigInt, ForeignKey, OnDelete, Text, Timestamptz
 from piccolo.columns.defaults.timestamptz import TimestamptzNow
 from piccolo.table import Table
 
@@ -21,5 +21,4 @@ class ApiKey(Table, tablename="api_key"):
     expires_at = Timestamptz(null=True, default=None)
     last_used_at = Timestamptz(null=True, default=None)
     revoked_at = Timestamptz(null=True, default=None)
-    rate_window = Timestamptz(null=True, default=None)
-    rate_used = Integer(default=0)
+    rate_tat = BigInt(null=True, default=None)

@@ -11,7 +11,14 @@ model is ``core.local_model``.
 - ``_steps``: a streamed reply assembled (text, tool calls, usage) and the step budget.
 """
 
-from core.pipeline._citations import cited_numbers, map_citations, snippet, url_annotations
+from core.pipeline._citations import (
+    cited_numbers,
+    consulted_citations,
+    map_citations,
+    snippet,
+    url_annotations,
+    whole_answer_annotations,
+)
 from core.pipeline._events import (
     Citation,
     CitationsFound,
@@ -78,6 +85,8 @@ __all__ = [
     "failure_text",
     "history_window",
     "map_citations",
+    "consulted_citations",
+    "whole_answer_annotations",
     "parse_arguments",
     "result_text",
     "snippet",

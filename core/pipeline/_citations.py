@@ -18,7 +18,8 @@ from typing import Any
 from core.passages import Passage
 from core.pipeline._events import Citation
 
-__all__ = ["SNIPPET_CHARS", "cited_numbers", "map_citations", "snippet", "url_annotations"]
+__all__ = ["SNIPPET_CHARS", "cited_numbers", "consulted_citations", "map_citations", "snippet",
+           "url_annotations", "whole_answer_annotations"]
 
 SNIPPET_CHARS = 300
 _MARKER = re.compile(r"\[(\d{1,3}(?:\s*[-,–]\s*\d{1,3})*)\]")
@@ -57,15 +58,21 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     return cut + "…"
 
 
+def _citation(number: int, passage: Passage) -> Citation:
+    return Citation(number, passage.library_id, passage.document_id, passage.document_title,
+                    snippet(passage.text))
+
+
 def map_citations(text: str, passages: Sequence[Passage]) -> tuple[Citation, ...]:
     """The passages ``text`` cites; ``passages[0]`` is ``[1]``."""
-    citations = []
-    for number in cited_numbers(text):
-        if 1 <= number <= len(passages):
-            passage = passages[number - 1]
-            citations.append(Citation(number, passage.library_id, passage.document_id,
-                                      passage.document_title, snippet(passage.text)))
-    return tuple(citations)
+    return tuple(_citation(number, passages[number - 1]) for number in cited_numbers(text)
+                 if 1 <= number <= len(passages))
+
+
+def consulted_citations(passages: Sequence[Passage]) -> tuple[Citation, ...]:
+    """Every passage the model was given, for an answer that cannot carry markers (a
+    JSON answer): what it was grounded on, since which sentence used what is unknown."""
+    return tuple(_citation(number, passage) for number, passage in enumerate(passages, start=1))
 
 
 def url_annotations(text: str, citations: Sequence[Citation],
@@ -87,3 +94,13 @@ def url_annotations(text: str, citations: Sequence[Citation],
                     "start_index": match.start(), "end_index": match.end(),
                     "title": citation.title, "url": url_of(citation)}})
     return annotations
+
+
+def whole_answer_annotations(text: str, citations: Sequence[Citation],
+                             url_of: Callable[[Citation], str]) -> list[dict[str, Any]]:
+    """``url_citation`` annotations for an answer without markers: one per document,
+    each spanning the whole answer."""
+    by_document = {citation.document_id: citation for citation in reversed(citations)}
+    return [{"type": "url_citation", "url_citation": {
+        "start_index": 0, "end_index": len(text), "title": citation.title,
+        "url": url_of(citation)}} for citation in reversed(by_document.values())]

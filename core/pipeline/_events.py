@@ -116,13 +116,16 @@ class Failed:
     code: str
     message: str
     status_code: int = 502
+    #: the request parameter the failure is about (an upstream refusing one), if any
+    param: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Finished:
     """The last event of every run: the whole answer and what it cites.
 
-    ``finish_reason``: ``stop`` (answered), ``tool_limit`` (the model still wanted
+    ``finish_reason``: ``stop`` (answered), ``length`` (cut by the caller's
+    ``max_tokens``), ``tool_limit`` (the model still wanted
     tools when the step budget ran out), ``error`` (a ``Failed`` came before).
     """
 

@@ -17,6 +17,7 @@ from core.pipeline._steps import RequestedCall
 
 __all__ = [
     "CITATION_RULE",
+    "JSON_CITATION_RULE",
     "DEFAULT_INSTRUCTIONS",
     "HISTORY_CHARS",
     "HISTORY_MESSAGES",
@@ -33,16 +34,23 @@ CITATION_RULE = (
     "or [2][3]. Cite only numbers that appear below. If the passages do not hold the "
     "answer, say that you could not find it in the documents rather than guess."
 )
+#: the rule instead when the answer must be JSON: markers would corrupt it, so the
+#: passages are cited beside the answer (``annotations``), never inside it.
+JSON_CITATION_RULE = (
+    "Answer from the numbered passages below when they hold the answer. Do not write "
+    "passage numbers or citation markers anywhere in your answer; answer only with the "
+    "JSON asked for."
+)
 #: the conversation sent back to the model: the last messages, within a size
 HISTORY_MESSAGES = 20
 HISTORY_CHARS = 24_000
 _PASSAGE_CHARS = 2_000  # one passage in the prompt; retrieval's chunks are smaller
 
 
-def _system_text(instructions: str, passages: Sequence[Passage]) -> str:
+def _system_text(instructions: str, passages: Sequence[Passage], json_answer: bool) -> str:
     parts = [instructions.strip() or DEFAULT_INSTRUCTIONS]
     if passages:
-        parts.append(CITATION_RULE)
+        parts.append(JSON_CITATION_RULE if json_answer else CITATION_RULE)
         numbered = [f"[{n}] ({p.document_title}) {p.text.strip()[:_PASSAGE_CHARS]}"
                     for n, p in enumerate(passages, start=1)]
         parts.append("Passages:\n" + "\n\n".join(numbered))
@@ -71,9 +79,11 @@ def history_window(history: Iterable[Mapping[str, Any]], *, max_messages: int = 
 
 
 def build_messages(instructions: str, passages: Sequence[Passage],
-                   history: Iterable[Mapping[str, Any]], question: str) -> list[dict[str, Any]]:
-    """The messages of the first model call of a turn."""
-    return [{"role": "system", "content": _system_text(instructions, passages)},
+                   history: Iterable[Mapping[str, Any]], question: str, *,
+                   json_answer: bool = False) -> list[dict[str, Any]]:
+    """The messages of the first model call of a turn; ``json_answer`` when the
+    answer must be JSON (then no citation markers are asked for)."""
+    return [{"role": "system", "content": _system_text(instructions, passages, json_answer)},
             *history_window(history),
             {"role": "user", "content": question}]
 

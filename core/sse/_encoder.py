@@ -9,6 +9,9 @@ chunk carries ``finish_reason``, a usage chunk (``choices: []``) comes only when
 caller asked ``stream_options.include_usage``, then ``data: [DONE]``. Errors after the
 headers are sent go out as ``data: {"error": {...}}`` frames.
 
+The message (or the first delta) says ``refusal: null`` and every object carries the
+``system_fingerprint`` it is given, as OpenAI's answers do and the SDKs' types expect.
+
 ``content()`` is the hot path: the frame around the text is rendered once, in the
 constructor, so a chunk costs one JSON string encode and two concatenations.
 """
@@ -104,13 +107,17 @@ class ChunkEncoder:
     go out at any time before ``done()``. Each method returns the bytes to write.
     """
 
-    def __init__(self, *, id: str, created: int, model: str, include_usage: bool = False) -> None:
+    def __init__(self, *, id: str, created: int, model: str, include_usage: bool = False,
+                 system_fingerprint: str | None = None) -> None:
         self.id = id
         self.created = created
         self.model = model
         self.include_usage = include_usage
         self.state = EncoderState.IDLE
-        self._base = {"id": id, "object": "chat.completion.chunk", "created": created, "model": model}
+        self._base: dict[str, Any] = {"id": id, "object": "chat.completion.chunk",
+                                      "created": created, "model": model}
+        if system_fingerprint is not None:
+            self._base["system_fingerprint"] = system_fingerprint
         head = _dumps(self._base)[:-1]  # the object without its closing brace
         self._head = b"data: " + head + b',"choices":[{"index":0,"delta":{'
         self._tail = b'},"logprobs":null,"finish_reason":null}]'
@@ -118,7 +125,7 @@ class ChunkEncoder:
 
     def content(self, text: str) -> bytes:
         """A chunk with ``delta.content = text`` (the first one also carries the role)."""
-        role = b'"role":"assistant",' if self.state is EncoderState.IDLE else b""
+        role = b'"role":"assistant","refusal":null,' if self.state is EncoderState.IDLE else b""
         self._move(_Send.CONTENT)
         return self._head + role + b'"content":' + _dumps(text) + self._tail
 
@@ -132,7 +139,8 @@ class ChunkEncoder:
     ) -> bytes:
         """The last content chunk: ``finish_reason``, optional last text, extra delta
         fields (e.g. ``annotations``) and extra top-level fields (e.g. ``citations``)."""
-        delta: dict[str, Any] = {"role": "assistant"} if self.state is EncoderState.IDLE else {}
+        delta: dict[str, Any] = ({"role": "assistant", "refusal": None}
+                                 if self.state is EncoderState.IDLE else {})
         if content is not None:
             delta["content"] = content
         delta.update(extra or {})
@@ -196,6 +204,7 @@ def assemble_completion(
     usage: Mapping[str, Any] | None = None,
     message_extra: Mapping[str, Any] | None = None,
     completion_extra: Mapping[str, Any] | None = None,
+    system_fingerprint: str | None = None,
 ) -> dict[str, Any]:
     """The non-streamed ``chat.completion`` object for the same pieces of text.
 
@@ -204,7 +213,8 @@ def assemble_completion(
     any JSON encoder; ``message_extra`` adds message fields such as ``annotations``,
     ``completion_extra`` top-level ones such as ``citations``.
     """
-    message = {"role": "assistant", "content": "".join(pieces), **(message_extra or {})}
+    message = {"role": "assistant", "content": "".join(pieces), "refusal": None,
+               **(message_extra or {})}
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
     completion: dict[str, Any] = {
         "id": id,
@@ -213,6 +223,8 @@ def assemble_completion(
         "model": model,
         "choices": [choice],
     }
+    if system_fingerprint is not None:
+        completion["system_fingerprint"] = system_fingerprint
     if usage is not None:
         completion["usage"] = dict(usage)
     completion.update(completion_extra or {})

@@ -13,6 +13,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+from core import jsonfast
+
 from core.errors import RemoteProtocolError
 from core.sse._parser import ServerSentEvent
 
@@ -48,7 +50,7 @@ _NULL_USAGE = ('"usage":null', '"usage": null')
 def decode_json_object(data: str | bytes, what: str = "body") -> dict[str, Any]:
     """Parse ``data`` as a JSON object, or raise ``RemoteProtocolError``."""
     try:
-        value = json.loads(data)
+        value = jsonfast.loads(data)
     except (ValueError, RecursionError) as exc:
         # ValueError covers JSONDecodeError and UnicodeDecodeError of bad bytes.
         raise RemoteProtocolError(f"upstream {what} is not valid JSON: {exc}", hint=502) from exc

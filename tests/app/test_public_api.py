@@ -152,6 +152,7 @@ async def test_an_administrator_sees_and_revokes_keys_but_never_reads_them(v1):
 async def test_the_rate_limit_answers_429_and_refusals_do_not_use_the_quota(v1):
     root = await v1.api.as_new_user(v1.services, "root@example.org", role="superadmin")
     await v1.api.put("/api/admin/settings/api.rate_per_min", headers=root, json={"value": 3})
+    v1.services.api_keys.clock = lambda: 1_800_000_000.0  # time stands still
     headers = {"Authorization": f"Bearer {v1.key}"}
     bad = {"model": "fake-small", "n": 3, "messages": [{"role": "user", "content": "x"}]}
     for _ in range(5):
@@ -163,7 +164,10 @@ async def test_the_rate_limit_answers_429_and_refusals_do_not_use_the_quota(v1):
     assert answers[0].headers["x-ratelimit-remaining-requests"] == "2"
     refused = answers[3]
     assert refused.status_code == 429 and refused.json()["error"]["code"] == "rate_limit_exceeded"
-    assert int(refused.headers["retry-after"]) >= 1
+    # A request is earned back every 20 s: exactly that long to wait, and the whole
+    # minute back 60 s after the three went.
+    assert (refused.headers["retry-after"], refused.headers["retry-after-ms"]) == ("20", "20000")
+    assert refused.headers["x-ratelimit-reset-requests"] == "1m0s"
     assert refused.headers["x-ratelimit-limit-requests"] == "3"
 
 
@@ -288,8 +292,8 @@ async def test_a_busy_key_never_passes_its_limit_across_processes(v1):
     key_id = (await ApiKey.select(ApiKey.id).first())["id"]
     processes = [v1.services.api_keys, ApiKeys(v1.services.audit, v1.services.auth_changes)]  # two servers' views
     limit = 300  # leases of three permits
-    if time.time() % 60 > 55:  # a burst straddling two windows would count twice
-        await anyio.sleep(61 - time.time() % 60)
+    for process in processes:
+        process.clock = lambda: 1_800_000_000.0  # the burst takes no time at all
 
     async def one(index: int):
         return await processes[index % 2].consume(key_id, limit)
@@ -306,6 +310,28 @@ async def test_a_busy_key_never_passes_its_limit_across_processes(v1):
     # Never more than the limit; early refusals at most what the other process holds.
     assert limit - ratelimit.lease_size(limit) <= admitted <= limit
     assert all(0 <= d.remaining <= limit for d in decisions)
+
+
+async def test_the_limit_has_no_window_edge_and_earns_requests_back_one_by_one(v1):
+    from app.services.api_keys import ApiKeys
+
+    key_id = (await ApiKey.select(ApiKey.id).first())["id"]
+    now = [1_800_000_059.0]  # a second before a clock minute ends
+    processes = [v1.services.api_keys, ApiKeys(v1.services.audit, v1.services.auth_changes)]
+    for process in processes:
+        process.clock = lambda: now[0]
+
+    async def burst(count: int) -> list[bool]:
+        return [(await processes[i % 2].consume(key_id, 6)).allowed for i in range(count)]
+
+    assert await burst(8) == [True] * 6 + [False] * 2
+    now[0] += 1.5  # a new clock minute: the fixed window let six more through here
+    refused = await processes[0].consume(key_id, 6)
+    assert not refused.allowed and refused.retry_micros == 8_500_000
+    now[0] += 8.5  # one interval (10 s) after the burst: one request, and only one
+    assert await burst(3) == [True, False, False]
+    now[0] += 60  # a quiet minute saves up the whole limit again, and no more
+    assert await burst(8) == [True] * 6 + [False] * 2
 
 
 async def test_a_client_leaving_before_a_whole_passthrough_answer_cancels_it(v1):

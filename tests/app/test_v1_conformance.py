@@ -10,6 +10,7 @@ test mints its own key, so the per-key limit of one never touches another.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import secrets
@@ -239,8 +240,6 @@ def test_each_refusal_is_the_sdk_error_class_with_its_code_and_param(deployment)
 def test_the_rate_limit_holds_across_two_processes(deployment):
     deployment.setting("api.rate_per_min", 5)
     try:
-        if time.time() % 60 > 45:  # a burst straddling two windows would count twice
-            time.sleep(61 - time.time() % 60)
         key, _ = deployment.caller()
         bad = {"model": "fake-small", "n": 2, "messages": user("Hi")}
         good = {"model": "fake-small", "messages": user("Hi")}
@@ -259,7 +258,9 @@ def test_the_rate_limit_holds_across_two_processes(deployment):
         assert sorted(a.status_code for a in answers) == [200] * 5 + [429] * 7
         refused = next(a for a in answers if a.status_code == 429)
         assert int(refused.headers["retry-after"]) >= 1
+        assert int(refused.headers["retry-after-ms"]) <= 12_000  # one request a 12 s
         assert refused.headers["x-ratelimit-remaining-requests"] == "0"
+        assert re.fullmatch(r"(\d+m)?[\d.]+m?s", refused.headers["x-ratelimit-reset-requests"])
         with pytest.raises(openai.RateLimitError) as limited:
             sdk(deployment, key, 1).chat.completions.create(**good)
         assert (limited.value.code, limited.value.param) == ("rate_limit_exceeded", None)
@@ -369,3 +370,85 @@ def test_revoking_a_key_on_one_process_refuses_it_at_once_on_the_other(deploymen
         with pytest.raises(openai.AuthenticationError) as refused:
             client.models.list()
         assert refused.value.code == "invalid_api_key"
+
+
+# -- agent calls as OpenAI answers them ---------------------------------------------------
+
+LEAFLET = "Parking is free behind the building. The clinic opens at nine on weekdays."
+SCHEMA = {"type": "json_schema", "json_schema": {"name": "reply", "strict": True, "schema": {
+    "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"],
+    "additionalProperties": False}}}
+
+
+def library_agent(deployment: Deployment, session: dict[str, str], model: str) -> str:
+    base = deployment.servers[0]
+    library = httpx.post(f"{base}/api/libraries", headers=session, json={"name": "Leaflets"})
+    added = httpx.post(f"{base}/api/libraries/{library.json()['id']}/documents", headers=session,
+                       json={"title": "Leaflet", "content": LEAFLET})
+    assert added.status_code == 201, added.text
+    made = httpx.post(f"{base}/api/agents", headers=session, json={
+        "name": "Desk", "model": model, "library_ids": [library.json()["id"]]})
+    assert made.status_code == 201, made.text
+    return f"agent/{made.json()['id']}"
+
+
+def test_response_format_is_honoured_by_a_provider_agent_and_refused_by_a_local_one(deployment):
+    key, session = deployment.caller()
+    client = sdk(deployment, key)
+    agent = library_agent(deployment, session, "fake-small")
+    completion = client.chat.completions.create(model=agent, messages=user("Where to park?"),
+                                                response_format=SCHEMA)
+    message = completion.choices[0].message
+    assert json.loads(message.content) == {"text": ANSWER}
+    assert [a.type for a in message.annotations] == ["url_citation"]
+    assert message.annotations[0].url_citation.url.startswith(deployment.servers[0])
+    chunks = list(client.chat.completions.create(
+        model=agent, messages=user("Where to park?"), stream=True,
+        response_format={"type": "json_object"}))
+    assert json.loads("".join(c.choices[0].delta.content or "" for c in chunks)) == {
+        "answer": ANSWER}
+    local_agent = library_agent(deployment, session, "local")
+    for model in (local_agent, "local"):
+        with pytest.raises(openai.BadRequestError) as refused:
+            client.chat.completions.create(model=model, messages=user("Where to park?"),
+                                           response_format=SCHEMA)
+        assert refused.value.param == "response_format"
+
+
+@pytest.mark.anyio
+async def test_generation_parameters_fingerprints_and_links_through_the_async_sdk(deployment):
+    key, session = deployment.caller()
+    agent = library_agent(deployment, session, "local")
+    async with openai.AsyncOpenAI(base_url=f"{deployment.servers[1]}/v1", api_key=key,
+                                  max_retries=0) as client:
+        whole = await client.chat.completions.create(model=agent,
+                                                     messages=user("Where is parking?"))
+        one = await client.chat.completions.create(model=agent, messages=user("Where is parking?"),
+                                                   max_tokens=1)
+        stream = await client.chat.completions.create(
+            model=agent, messages=user("Where is parking?"), stream=True, stop=[" behind"],
+            temperature=0, seed=1, user="conformance")
+        chunks = [chunk async for chunk in stream]
+        with pytest.raises(openai.BadRequestError) as refused:
+            await client.chat.completions.create(model="local", messages=user("Hi"),
+                                                 temperature=0.9)
+    assert (one.choices[0].message.content, one.choices[0].finish_reason) == ("Parking", "length")
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == "Parking is free"
+    assert refused.value.param == "temperature"
+    message = whole.choices[0].message
+    assert message.refusal is None and whole.system_fingerprint.startswith("fp_")
+    assert {c.system_fingerprint for c in chunks} == {whole.system_fingerprint}
+    # No server.public_url is configured: links point where the request went.
+    assert message.annotations[0].url_citation.url.startswith(f"{deployment.servers[1]}/api/")
+
+
+def test_a_stream_that_fails_before_its_first_byte_is_an_http_status(deployment):
+    key, session = deployment.caller()
+    client = sdk(deployment, key)
+    gone_agent = httpx.post(f"{deployment.servers[0]}/api/agents", headers=session,
+                            json={"name": "Gone", "model": "gone-model"}).json()["id"]
+    for model in ("gone-model", f"agent/{gone_agent}"):
+        with pytest.raises(openai.InternalServerError) as failed:
+            client.chat.completions.create(model=model, messages=user("Hi"), stream=True)
+        assert failed.value.status_code == 502 and failed.value.code == "upstream_error"
+        assert failed.value.response.headers["content-type"].startswith("application/json")

@@ -41,7 +41,7 @@ def full_answer(enc: ChunkEncoder, pieces: list[str]) -> bytes:
 
 def test_first_chunk_carries_the_role_and_later_ones_do_not():
     chunks = decode_frames(full_answer(encoder(), ["Hel", "lo"]))
-    assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": "Hel"}
+    assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "refusal": None, "content": "Hel"}
     assert chunks[1]["choices"][0]["delta"] == {"content": "lo"}
 
 
@@ -83,7 +83,7 @@ def test_usage_chunk_only_when_the_caller_asked_for_it():
 def test_finish_without_content_still_carries_the_role_and_extra_fields():
     enc = encoder()
     chunk = decode_frames(enc.finish("stop", content="all", extra={"annotations": []}))[0]
-    assert chunk["choices"][0]["delta"] == {"role": "assistant", "content": "all", "annotations": []}
+    assert chunk["choices"][0]["delta"] == {"role": "assistant", "refusal": None, "content": "all", "annotations": []}
 
 
 def test_error_frame_then_done():
@@ -210,7 +210,7 @@ def test_assembled_completion_shape():
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": "Hello", "citations": []},
+                "message": {"role": "assistant", "content": "Hello", "refusal": None, "citations": []},
                 "logprobs": None,
                 "finish_reason": "length",
             }

@@ -219,9 +219,24 @@ def split_text(text: str, pieces: int) -> list[str]:
     return parts
 
 
+def answer_text(body: Any, text: str) -> str:
+    """``text``, or JSON holding it when the request asked for a JSON answer: an
+    object with ``answer``, or one that fills the schema's properties."""
+    response_format = body.get("response_format") if isinstance(body, dict) else None
+    kind = response_format.get("type") if isinstance(response_format, dict) else None
+    if kind == "json_object":
+        return json.dumps({"answer": text})
+    if kind != "json_schema":
+        return text
+    schema = (response_format.get("json_schema") or {}).get("schema") or {}
+    fillers = {"string": text, "number": 0, "integer": 0, "boolean": False}
+    return json.dumps({name: fillers.get(spec.get("type") if isinstance(spec, dict) else None)
+                       for name, spec in (schema.get("properties") or {}).items()})
+
+
 def _completion(body: Any, behaviour: Behaviour) -> dict[str, Any]:
     body = body if isinstance(body, dict) else {}
-    message: dict[str, Any] = {"role": "assistant", "content": behaviour.text}
+    message: dict[str, Any] = {"role": "assistant", "content": answer_text(body, behaviour.text)}
     finish_reason = "stop"
     if behaviour.tool_call is not None:
         call = behaviour.tool_call
@@ -262,7 +277,8 @@ def _stream_frames(body: dict, behaviour: Behaviour) -> list[bytes]:
         frames.append(frame({}, "tool_calls"))
     else:
         frames = [frame({"role": "assistant", "content": ""})]
-        frames += [frame({"content": piece}) for piece in split_text(behaviour.text, behaviour.chunks)]
+        frames += [frame({"content": piece})
+                   for piece in split_text(answer_text(body, behaviour.text), behaviour.chunks)]
         frames.append(frame({}, "stop"))
     if include_usage:
         frames.append(frame(None, usage=_usage(body, behaviour.chunks)))

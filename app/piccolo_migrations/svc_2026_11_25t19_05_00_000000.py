@@ -1,0 +1,24 @@
+"""The per-key limit without window edges (``core.ratelimit``: GCRA).
+
+A key's limit state becomes one instant, its theoretical arrival time, in
+microseconds since the epoch; the per-minute counter and its window go.
+"""
+
+from piccolo.apps.migrations.auto.migration_manager import MigrationManager
+
+from app.migration_sql import sql_step
+
+ID = "2026-11-25T19:05:00:000000"
+VERSION = "1.38.0"
+DESCRIPTION = "per-key limit as a theoretical arrival time"
+
+STATEMENTS = [
+    "ALTER TABLE api_key ADD COLUMN rate_tat bigint",
+    "ALTER TABLE api_key DROP COLUMN rate_window, DROP COLUMN rate_used",
+]
+
+
+async def forwards():
+    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
+    manager.add_raw(sql_step(STATEMENTS))
+    return manager
