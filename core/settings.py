@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .egress import parse_allow_hosts
+from .forwarded import parse_trusted_proxies
 
 __all__ = [
     "Access",
@@ -117,12 +118,21 @@ def _listen_address(value: str) -> str | None:
     return None
 
 
-def _allow_hosts(value: str) -> str | None:
-    try:
-        parse_allow_hosts(value)
-    except ValueError as exc:
-        return f"entry {exc}"
-    return None
+def _entries(parse: Callable[[str], Any]) -> Check:
+    """A check for a list setting whose parser names its bad entry in a ValueError."""
+
+    def check(value: str) -> str | None:
+        try:
+            parse(value)
+        except ValueError as exc:
+            return f"entry {exc}"
+        return None
+
+    return check
+
+
+_allow_hosts = _entries(parse_allow_hosts)
+_trusted_proxies = _entries(parse_trusted_proxies)
 
 
 def _declare(*settings: Setting) -> dict[str, Setting]:
@@ -167,6 +177,10 @@ REGISTRY: dict[str, Setting] = _declare(
     Setting("server.port", int, 8080, "Port the HTTP server listens on.", B, 0, 65535),
     Setting("server.public_url", str, "http://127.0.0.1:8080",
             "How the outside world reaches this service.", B, check=_http_url),
+    Setting("server.trusted_proxies", str, "",
+            "Reverse proxies (addresses or CIDR networks, comma or space separated) whose "
+            "Forwarded and X-Forwarded-For/-Proto headers are believed.", B,
+            check=_trusted_proxies),
     Setting("server.max_body_bytes", int, 1_048_576,
             "Largest request body accepted by JSON endpoints.", B, 1024, 256 * 1_048_576),
     Setting("database.url", str, None,

@@ -57,7 +57,7 @@ def test_serve_logs_in_and_stops_cleanly_on_sigterm(tmp_path):
         # A request in flight when SIGTERM arrives is still answered.
         body = b'{"email": "admin@localhost", "password": "not it at all"}'
         with socket.create_connection(("127.0.0.1", port)) as raw:
-            raw.sendall(b"POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: "
+            raw.sendall(b"POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
                         b"application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body[:10])
             time.sleep(0.2)
             process.send_signal(signal.SIGTERM)
