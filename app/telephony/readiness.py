@@ -27,7 +27,7 @@ import anyio
 
 from adapters.speech import SpeechUnavailable
 from app import db
-from app.crypto import SecretBox
+from app.crypto import KEY_MISSING_MESSAGE, SecretBox
 from app.services.settings import Settings, Snapshot
 from app.telephony.settings_resource import effective_public_base, media_url, public_url
 from app.telephony.signalling import MEDIA_PATH, VOICE_PATH
@@ -246,9 +246,7 @@ class Readiness:
         if self.box.can_seal:
             return CheckResult("message_key", True, "message_encryption_key is set; "
                                "credentials can be stored.")
-        return CheckResult("message_key", False, "message_encryption_key is not set, so no "
-                           "credential can be stored. Set SVC__MESSAGE_ENCRYPTION_KEY to 32 "
-                           "random bytes (hex or base64) and restart.")
+        return CheckResult("message_key", False, KEY_MISSING_MESSAGE)
 
     def _recognition_rate(self, snapshot: Snapshot) -> CheckResult:
         rate = snapshot["voice_live.stt_sample_rate"]
