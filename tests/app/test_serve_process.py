@@ -45,6 +45,16 @@ def wait_until_serving(process: subprocess.Popen) -> list[str]:
     raise AssertionError("svc did not start in time")
 
 
+def served_again(data_dir: Path, port: int) -> str:
+    """What a later start printed before serving; it then stops cleanly."""
+    again = svc(["serve"], data_dir, port)
+    try:
+        return "".join(wait_until_serving(again))
+    finally:
+        again.send_signal(signal.SIGTERM)
+        assert again.wait(timeout=30) == 0
+
+
 def test_serve_logs_in_and_stops_cleanly_on_sigterm(tmp_path):
     port = free_port()
     process = svc(["serve"], tmp_path / "data", port)
@@ -74,13 +84,7 @@ def test_serve_logs_in_and_stops_cleanly_on_sigterm(tmp_path):
     if not os.environ.get("SVC__DATABASE__URL"):
         assert not (tmp_path / "data" / "pg" / "postmaster.pid").exists()
 
-    again = svc(["serve"], tmp_path / "data", port)
-    try:
-        printed = "".join(wait_until_serving(again))
-        assert "one-time password" not in printed
-    finally:
-        again.send_signal(signal.SIGTERM)
-        assert again.wait(timeout=30) == 0
+    assert "one-time password" not in served_again(tmp_path / "data", port)
 
 
 def test_a_taken_port_is_one_clear_line_and_exit_69(tmp_path):
@@ -144,10 +148,4 @@ def test_the_first_start_makes_the_message_key_and_another_key_is_refused(tmp_pa
     assert len(refusal) == 1 and "sealed with another message encryption key" in refusal[0]
     assert "SVC__MESSAGE_ENCRYPTION_KEY" in refusal[0] and "svc is serving" not in out
 
-    again = svc(["serve"], data, port)
-    try:
-        printed = "".join(wait_until_serving(again))
-        assert "message encryption key" not in printed
-    finally:
-        again.send_signal(signal.SIGTERM)
-        assert again.wait(timeout=30) == 0
+    assert "message encryption key" not in served_again(data, port)
