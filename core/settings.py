@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping
 
 from .egress import parse_allow_hosts
 from .forwarded import parse_trusted_proxies
+from .phone_numbers import is_region
 
 __all__ = [
     "Access",
@@ -135,6 +136,12 @@ _allow_hosts = _entries(parse_allow_hosts)
 _trusted_proxies = _entries(parse_trusted_proxies)
 
 
+def _region(value: str) -> str | None:
+    if not is_region(value):
+        return "must be a region code such as GB or US (ISO 3166-1 alpha-2, upper case)"
+    return None
+
+
 def _declare(*settings: Setting) -> dict[str, Setting]:
     registry: dict[str, Setting] = {}
     for setting in settings:
@@ -219,6 +226,10 @@ REGISTRY: dict[str, Setting] = _declare(
             nullable=True, encrypted=True),
     Setting("telephony.pbx_key_enc", str, None, "Shared secret of the telephone system.", S,
             nullable=True, encrypted=True),
+    Setting("telephony.default_region", str, None,
+            "Region (GB, US, ...) whose national and international-prefix numbers are "
+            "read as E.164 for lines, transfers and callers; null takes only + or 00.", S,
+            nullable=True, check=_region),
     Setting("telephony.tool_timeout_secs", int, 8, "Time ceiling of a tool on a call.", C, 1, 60),
     # -- speech engines (voice.manage)
     Setting("voice_live.tts_stream", bool, False, "A streaming synthesiser is configured.", V),

@@ -67,12 +67,13 @@ class Answer:
         return self.refusal is None
 
 
-def caller_text(given: str | None) -> str:
-    """The caller's number as E.164 when it is one; otherwise the carrier's text
-    (``anonymous``, a SIP name), bounded — withheld numbers share one counter."""
+def caller_text(given: str | None, region: str | None = None) -> str:
+    """The caller's number as E.164 when it is one (read in ``region`` when national);
+    otherwise the carrier's text (``anonymous``, a SIP name), bounded — withheld
+    numbers share one counter."""
     text = (given or "").strip()
     try:
-        return normalise_e164(text)
+        return normalise_e164(text, region)
     except InvalidPhoneNumber:
         return text[:MAX_CALLER_TEXT] or "unknown"
 
@@ -85,9 +86,10 @@ class Admissions:
         self.tickets = tickets
         self.audit = audit
 
-    async def _line(self, dialled: str, provider: str) -> dict[str, Any] | None:
+    async def _line(self, dialled: str, provider: str,
+                    region: str | None) -> dict[str, Any] | None:
         try:
-            number = normalise_e164(dialled)
+            number = normalise_e164(dialled, region)
         except InvalidPhoneNumber:
             return None
         async with db.connection() as connection:
@@ -124,7 +126,9 @@ class Admissions:
         detail = {"provider": provider, "to": dialled[:MAX_CALLER_TEXT], "from": caller}
         try:
             snapshot = await self.settings.snapshot()
-            line = await self._line(dialled, provider)
+            region = snapshot["telephony.default_region"]
+            caller = caller_text(caller, region)  # a national number, once the region is known
+            line = await self._line(dialled, provider, region)
             reason = decide(await self._facts(line, snapshot))
             if reason is not None:
                 return await self.refuse(reason, **detail)

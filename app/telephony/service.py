@@ -32,7 +32,7 @@ class Telephony:
         self.settings = settings
         self.listener = listener
         self.resource = TelephonySettings(settings, box, listener)
-        self.lines = Lines(audit)
+        self.lines = Lines(audit, settings)
         self.calls = CallLog()
         self.tickets = TicketStore()
         self.admissions = Admissions(settings, features, self.tickets, audit)
