@@ -9,8 +9,6 @@ is tested. nginx is Debian's package, installed by ``tools/_nginx.sh`` (sourced 
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import os
 import re
 import shutil
@@ -23,10 +21,6 @@ from pathlib import Path
 import aiohttp
 import httpx
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from twilio.request_validator import RequestValidator
 
 from adapters.call_simulator import Caller, Listen, prepare, ring_carrier, transcribe
@@ -34,6 +28,7 @@ from app.tables import TelephonyCall, TelephonySignatureFailure
 from tests.app.test_telephony_setup import CREDENTIAL, deployment, voice_params
 from tests.fakes.coded_speech import CodedRecogniser, CodedSynthesiser, normalise
 from tests.support.http import running_app
+from tests.support.tls import self_signed
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -81,27 +76,6 @@ def nginx_conf(folder: Path, listen: int, upstream: int, cert: Path, key: Path) 
         f"error_log {folder}/error.log warn;\nevents {{ worker_connections 64; }}\n"
         f"http {{\n    access_log off;\n{temp}\n{site}\n}}\n")
     return conf
-
-
-def self_signed(folder: Path) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([
-                x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                critical=False)
-            .sign(key, hashes.SHA256()))
-    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                           serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    key_path.chmod(0o600)
-    return cert_path, key_path
 
 
 def _wait_for_port(port: int, process: subprocess.Popen, log: Path) -> None:
