@@ -114,7 +114,7 @@ def _forwarded_hops(values: Iterable[str]) -> list[Hop]:
 def _x_forwarded_hops(fors: Iterable[str], protos: Iterable[str]) -> list[Hop]:
     """``X-Forwarded-For`` with ``X-Forwarded-Proto`` paired by position when they
     are as long; otherwise every hop takes the proto nearest to us."""
-    addresses = [part for part in ",".join(fors).split(",")]
+    addresses = ",".join(fors).split(",")
     schemes = [part for part in ",".join(protos).split(",") if part.strip()]
     if len(schemes) != len(addresses):
         schemes = [schemes[-1] if schemes else ""] * len(addresses)
