@@ -19,6 +19,7 @@ from typing import Iterator
 
 from app import config as boot_config
 from app.log_format import configure_logging
+from app.message_key import StartKey, key_file, key_for_start
 
 EX_USAGE, EX_DATAERR, EX_UNAVAILABLE, EX_CANTCREAT, EX_CONFIG = 64, 65, 69, 73, 78
 
@@ -31,14 +32,23 @@ class Exit(Exception):
         self.code = code
 
 
-def _load_config(args: argparse.Namespace) -> boot_config.BootConfig:
+def _load_config(args: argparse.Namespace, *, make_key: bool = False) -> StartKey:
+    """The boot configuration with the message encryption key in force (made in the
+    data directory on a first ``serve`` with the embedded database)."""
     try:
         boot = boot_config.load(file=args.config)
         overrides = {k: v for k, v in (("server__host", args.host), ("server__port", args.port))
                      if v is not None} if hasattr(args, "host") else {}
-        return boot.with_values(**overrides) if overrides else boot
+        boot = boot.with_values(**overrides) if overrides else boot
     except (boot_config.ConfigError, ValueError) as exc:
         raise Exit(EX_CONFIG, f"configuration: {exc}") from None
+    if make_key:
+        _writable_data_dir(boot)
+    try:
+        return key_for_start(boot, make=make_key)
+    except OSError as exc:
+        raise Exit(EX_CANTCREAT, f"cannot keep the message encryption key in "
+                                 f"{key_file(boot)}: {exc.strerror or exc}") from None
 
 
 def _writable_data_dir(boot: boot_config.BootConfig) -> Path:
@@ -90,12 +100,23 @@ def database_for(boot: boot_config.BootConfig) -> Iterator[str]:
         server.stop()
 
 
-async def _prepare(dsn: str, boot: boot_config.BootConfig, announce_first_admin: bool) -> None:
+async def _prepare(dsn: str, start: StartKey, announce_first_admin: bool) -> None:
     from app import db
+    from app.crypto import SecretBox
+    from app.message_key import KeyMismatch, made_notice, verify_key
     from app.services.bundle import Services
 
+    boot = start.boot
     db.use_database(dsn)
     await db.migrate()
+    try:
+        await verify_key(SecretBox(boot["message_encryption_key"]), boot)
+    except KeyMismatch as exc:
+        if start.made is not None:  # a key made just now for a database that has one
+            start.made.unlink(missing_ok=True)
+        raise Exit(EX_CONFIG, str(exc)) from None
+    if start.made is not None:
+        print(made_notice(start.made), flush=True)
     if announce_first_admin:
         password = await Services.build(boot).accounts.ensure_first_superadmin()
         if password is not None:
@@ -114,9 +135,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from app.services.bundle import Services
     from core.carrier_media import MAX_MESSAGE_BYTES
 
-    boot = _load_config(args)
+    start = _load_config(args, make_key=True)
+    boot = start.boot
     configure_logging(boot["log.level"])
-    _writable_data_dir(boot)
     sock = _listening_socket(boot["server.host"], boot["server.port"])
     try:
         services = Services.build(boot)
@@ -129,7 +150,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     for stop_signal in (signal.SIGTERM, signal.SIGINT):
         signal.signal(stop_signal, _exit_quietly)
     with database_for(boot) as dsn:
-        asyncio.run(_prepare(dsn, boot, announce_first_admin=True))
+        asyncio.run(_prepare(dsn, start, announce_first_admin=True))
         app = create_app(services)
         tune_collection_for_serving(app)
         host, port = sock.getsockname()[:2]
@@ -149,10 +170,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    boot = _load_config(args)
-    configure_logging(boot["log.level"])
-    with database_for(boot) as dsn:
-        asyncio.run(_prepare(dsn, boot, announce_first_admin=False))
+    start = _load_config(args)
+    configure_logging(start.boot["log.level"])
+    with database_for(start.boot) as dsn:
+        asyncio.run(_prepare(dsn, start, announce_first_admin=False))
     print("migrations applied")
     return 0
 
@@ -161,14 +182,15 @@ def cmd_admin_create(args: argparse.Namespace) -> int:
     from app.http.errors import ApiError
     from app.services.bundle import Services
 
-    boot = _load_config(args)
+    start = _load_config(args)
+    boot = start.boot
     configure_logging("warning")
     password = sys.stdin.readline().rstrip("\n") if args.password_stdin else None
     if not password:
         raise Exit(EX_USAGE, "give the password on standard input with --password-stdin")
 
     async def create(dsn: str) -> None:
-        await _prepare(dsn, boot, announce_first_admin=False)
+        await _prepare(dsn, start, announce_first_admin=False)
         try:
             row = await Services.build(boot).accounts.create(args.email, password, args.role)
         except ApiError as exc:
@@ -188,7 +210,7 @@ def cmd_telephony_check(args: argparse.Namespace) -> int:
     from app.services.bundle import Services
     from app.telephony.readiness import Readiness, tcp_listening
 
-    boot = _load_config(args)
+    boot = _load_config(args).boot
     configure_logging("warning")
     try:
         services = Services.build(boot)

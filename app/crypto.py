@@ -17,10 +17,25 @@ import os
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from app.http.errors import Conflict
+
 log = logging.getLogger("svc.crypto")
 
 PREFIX = "v1."
 NONCE_BYTES = 12
+
+
+#: What an operator reads when a credential cannot be stored: the variable to set and
+#: that the service must be restarted to read it (a boot setting).
+KEY_MISSING_MESSAGE = (
+    "No message encryption key is set, so no credential can be stored. Set "
+    "SVC__MESSAGE_ENCRYPTION_KEY to 32 random bytes as 64 hex digits (python3 -c 'import "
+    "secrets; print(secrets.token_hex(32))') in the service's environment and restart svc.")
+
+
+def key_missing(field: str) -> Conflict:
+    """The 409 for a credential that cannot be sealed; ``field`` names what was sent."""
+    return Conflict(KEY_MISSING_MESSAGE, code="encryption_key_missing", field=field)
 
 
 class EncryptionKeyMissing(Exception):

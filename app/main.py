@@ -16,6 +16,7 @@ from app import console, db
 from app.console.pages import configure_console
 from app.http.docs import configure_docs
 from app.http.errors import NotFound, configure_errors
+from app.http.front_door import FrontDoorApplication
 from app.http.middleware import RequestContext
 from app.public_api.gate import PublicApiGate
 from app.scheduler import start_scheduler
@@ -46,6 +47,7 @@ from app.routes import (
     v1,
 )
 from app.services.bundle import Services
+from app.services.sessions import COOKIE_NAME
 from app.telephony.audio_listener import AudioListener
 
 ROUTE_MODULES = (
@@ -203,7 +205,8 @@ def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True
     share one pool between direct service calls and HTTP); ``scheduled_jobs=False``
     leaves out the daily sweep and the outbox worker (tests run them by hand)."""
     router = Router()
-    app = Application(router=router)
+    app = FrontDoorApplication(router=router)
+    app.open_front_door(services.boot, COOKIE_NAME)
     configure_call_leases(app, services)  # before the pool's stop: the lease is released
     if scheduled_jobs:
         configure_outbox_worker(app, services)

@@ -1,8 +1,10 @@
 """Telephone numbers and the source addresses allowed to ask pbx questions.
 
-``normalise_e164`` is the rule for a line's ``e164`` and ``transfer_e164`` fields;
-``is_private_source`` is the network half of the gate on the pbx HTTP questions (the
-shared secret is the other half and lives with the app). Both are pure.
+``normalise_e164`` is the rule for a line's ``e164`` and ``transfer_e164`` fields, the
+number dialled and the caller's; ``is_private_source`` is the network half of the gate
+on the pbx HTTP questions (the shared secret is the other half and lives with the
+app). Both are pure: national numbers are read with the ``phonenumbers`` library, whose
+numbering plans ship inside the package (no I/O beyond its own data, no clock).
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 import ipaddress
 import re
 
-__all__ = ["InvalidPhoneNumber", "is_private_source", "normalise_e164"]
+import phonenumbers
+
+__all__ = ["InvalidPhoneNumber", "is_private_source", "is_region", "normalise_e164"]
 
 # spec: telephony.md "Line" — "Spaces, dashes, brackets and dots are stripped". Any
 # whitespace counts as a space: numbers pasted from documents carry non-breaking ones.
@@ -31,23 +35,46 @@ class InvalidPhoneNumber(ValueError):
         self.reason = reason
 
 
-def normalise_e164(value: str) -> str:
+def is_region(value: str) -> bool:
+    """Whether ``value`` is a region whose numbering plan is known (``GB``, ``US``)."""
+    return value in phonenumbers.SUPPORTED_REGIONS
+
+
+def normalise_e164(value: str, region: str | None = None) -> str:
     """Return ``value`` as ``+`` and digits, or raise ``InvalidPhoneNumber``.
 
     spec: telephony.md "Line" — separators are stripped and a leading ``00`` becomes
-    ``+``; the result must be ``+`` then 7 to 15 digits, the first not 0.
+    ``+``; the result must be ``+`` then 7 to 15 digits, the first not 0. With a
+    ``region`` (``telephony.default_region``), digits without ``+`` are read as that
+    region dials them: ``01632 960002``, ``441632960002`` (what a trunk often puts in
+    Asterisk's ``${EXTEN}``) and the region's international prefix alike.
     """
     number = _SEPARATORS.sub("", value)
     if number.startswith(_INTERNATIONAL_PREFIX):
         number = "+" + number[len(_INTERNATIONAL_PREFIX) :]
+    elif region and number.isascii() and number.isdigit():
+        number = _in_region(value, number, region)
     if _E164.fullmatch(number) is None:
-        raise InvalidPhoneNumber(value, _reason(number))
+        raise InvalidPhoneNumber(value, _reason(number, region))
     return number
 
 
-def _reason(number: str) -> str:
+def _in_region(value: str, digits: str, region: str) -> str:
+    try:
+        parsed = phonenumbers.parse(digits, region)
+    except phonenumbers.NumberParseException:
+        parsed = None
+    if parsed is None or not phonenumbers.is_possible_number(parsed):
+        raise InvalidPhoneNumber(value, f"it is not a number that can be dialled in {region}")
+    return phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.E164)
+
+
+def _reason(number: str, region: str | None = None) -> str:
     digits = number[1:]
     if not number.startswith("+"):
+        if region is None:
+            return ("it must start with + or 00 (or set telephony.default_region to read "
+                    "national numbers)")
         return "it must start with + or 00"
     if digits and not (digits.isascii() and digits.isdigit()):
         return "only digits may follow the +, besides spaces, dashes, brackets and dots"

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .egress import parse_allow_hosts
+from .forwarded import parse_trusted_proxies
+from .phone_numbers import is_region
 
 __all__ = [
     "Access",
@@ -117,11 +119,26 @@ def _listen_address(value: str) -> str | None:
     return None
 
 
-def _allow_hosts(value: str) -> str | None:
-    try:
-        parse_allow_hosts(value)
-    except ValueError as exc:
-        return f"entry {exc}"
+def _entries(parse: Callable[[str], Any]) -> Check:
+    """A check for a list setting whose parser names its bad entry in a ValueError."""
+
+    def check(value: str) -> str | None:
+        try:
+            parse(value)
+        except ValueError as exc:
+            return f"entry {exc}"
+        return None
+
+    return check
+
+
+_allow_hosts = _entries(parse_allow_hosts)
+_trusted_proxies = _entries(parse_trusted_proxies)
+
+
+def _region(value: str) -> str | None:
+    if not is_region(value):
+        return "must be a region code such as GB or US (ISO 3166-1 alpha-2, upper case)"
     return None
 
 
@@ -167,6 +184,10 @@ REGISTRY: dict[str, Setting] = _declare(
     Setting("server.port", int, 8080, "Port the HTTP server listens on.", B, 0, 65535),
     Setting("server.public_url", str, "http://127.0.0.1:8080",
             "How the outside world reaches this service.", B, check=_http_url),
+    Setting("server.trusted_proxies", str, "",
+            "Reverse proxies (addresses or CIDR networks, comma or space separated) whose "
+            "Forwarded and X-Forwarded-For/-Proto headers are believed.", B,
+            check=_trusted_proxies),
     Setting("server.max_body_bytes", int, 1_048_576,
             "Largest request body accepted by JSON endpoints.", B, 1024, 256 * 1_048_576),
     Setting("database.url", str, None,
@@ -205,6 +226,10 @@ REGISTRY: dict[str, Setting] = _declare(
             nullable=True, encrypted=True),
     Setting("telephony.pbx_key_enc", str, None, "Shared secret of the telephone system.", S,
             nullable=True, encrypted=True),
+    Setting("telephony.default_region", str, None,
+            "Region (GB, US, ...) whose national and international-prefix numbers are "
+            "read as E.164 for lines, transfers and callers; null takes only + or 00.", S,
+            nullable=True, check=_region),
     Setting("telephony.tool_timeout_secs", int, 8, "Time ceiling of a tool on a call.", C, 1, 60),
     # -- speech engines (voice.manage)
     Setting("voice_live.tts_stream", bool, False, "A streaming synthesiser is configured.", V),

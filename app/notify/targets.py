@@ -25,7 +25,7 @@ from uuid import UUID
 
 from adapters.egress_http import EgressRefused, precheck
 from adapters.notify_sender import NotificationSender
-from app.crypto import EncryptionKeyMissing, SecretBox
+from app.crypto import EncryptionKeyMissing, SecretBox, key_missing
 from app.http.errors import Conflict, NotFound, TooManyRequests, Unprocessable
 from app.notify.attempts import UNREADABLE, finish_attempt, start_attempt
 from app.services.access import owner_or_admin, parse_id
@@ -123,8 +123,7 @@ class NotifyTargets:
         try:
             return self.box.seal(value, purpose)
         except EncryptionKeyMissing:
-            raise Conflict("Set message_encryption_key before storing a notification target.",
-                           code="encryption_key_missing", field=field) from None
+            raise key_missing(field) from None
 
     async def _row(self, identity: Identity, target_id: str | UUID) -> dict[str, Any]:
         row = await NotifyTarget.select().where(

@@ -21,7 +21,7 @@ from uuid import UUID
 
 from adapters.providers import ProviderClient, Upstream, UpstreamError
 from app import db
-from app.crypto import EncryptionKeyMissing, SecretBox
+from app.crypto import EncryptionKeyMissing, SecretBox, key_missing
 from app.http.errors import ApiError, Conflict, NotFound, Unprocessable
 from app.services.audit import AuditLog
 from app.tables import Provider, ProviderKey
@@ -95,8 +95,7 @@ class Providers:
         try:
             return self.box.seal(api_key, _KEY_PURPOSE)
         except EncryptionKeyMissing:
-            raise Conflict("Set message_encryption_key before storing any credential.",
-                           code="encryption_key_missing", field=field) from None
+            raise key_missing(field) from None
 
     async def _ensure_unique_models(self, models: list[str], except_id: UUID | None) -> None:
         if not models:

@@ -14,9 +14,9 @@ import time
 from typing import Any, Mapping
 
 from app.config import BootConfig
-from app.crypto import EncryptionKeyMissing, SecretBox
+from app.crypto import EncryptionKeyMissing, SecretBox, key_missing
 from app.db import UNAVAILABLE_ERRORS
-from app.http.errors import Conflict, NotFound, Unprocessable
+from app.http.errors import NotFound, Unprocessable
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
 from app.tables import RuntimeSetting
@@ -139,8 +139,7 @@ class Settings:
         try:
             sealed = self.box.seal(plaintext, key)
         except EncryptionKeyMissing:
-            raise Conflict("Set message_encryption_key before storing any credential.",
-                           code="encryption_key_missing", field=key) from None
+            raise key_missing(key) from None
         await self._store(setting.key, sealed, identity, audit_value=False)
 
     async def reset(self, identity: Identity, key: str) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 from uuid import UUID
 
 from adapters.http_tools import HttpToolClient, HttpToolError, HttpToolRequest
-from app.crypto import EncryptionKeyMissing, SecretBox
+from app.crypto import EncryptionKeyMissing, SecretBox, key_missing
 from app.http.errors import Conflict, NotFound, Unprocessable
 from app.services.access import parse_id
 from app.services.audit import AuditLog
@@ -180,8 +180,7 @@ class HttpTools:
         try:
             return self.box.seal(value, SECRET_PURPOSE)
         except EncryptionKeyMissing:
-            raise Conflict("Set message_encryption_key before storing any credential.",
-                           code="encryption_key_missing", field="secret_header_value") from None
+            raise key_missing("secret_header_value") from None
 
     async def _ensure_free(self, name: str, except_id: UUID | None) -> None:
         clause = HttpTool.name == name

@@ -76,13 +76,13 @@ class Answer:
         return self.refusal is None and self.ticket is not None
 
 
-def caller_text(given: str | None) -> str:
-    """The caller's number as E.164 when it is one; otherwise the carrier's text
-    (``anonymous``, a SIP name), bounded. A withheld one is counted by no per-number
-    limit (``core.withheld_numbers``)."""
+def caller_text(given: str | None, region: str | None = None) -> str:
+    """The caller's number as E.164 when it is one (read in ``region`` when national);
+    otherwise the carrier's text (``anonymous``, a SIP name), bounded. A withheld one
+    is counted by no per-number limit (``core.withheld_numbers``)."""
     text = (given or "").strip()
     try:
-        return normalise_e164(text)
+        return normalise_e164(text, region)
     except InvalidPhoneNumber:
         return text[:MAX_CALLER_TEXT] or "unknown"
 
@@ -95,9 +95,10 @@ class Admissions:
         self.tickets = tickets
         self.audit = audit
 
-    async def _line(self, dialled: str, provider: str) -> dict[str, Any] | None:
+    async def _line(self, dialled: str, provider: str,
+                    region: str | None) -> dict[str, Any] | None:
         try:
-            number = normalise_e164(dialled)
+            number = normalise_e164(dialled, region)
         except InvalidPhoneNumber:
             return None
         async with db.connection() as connection:
@@ -152,7 +153,9 @@ class Admissions:
         detail = {"provider": provider, "to": dialled[:MAX_CALLER_TEXT], "from": caller}
         try:
             snapshot = await self.settings.snapshot()
-            line = await self._line(dialled, provider)
+            region = snapshot["telephony.default_region"]
+            caller = caller_text(caller, region)  # a national number, once the region is known
+            line = await self._line(dialled, provider, region)
             reason = decide(await self._facts(line, snapshot))
             if reason is not None:
                 return await self.refuse(reason, **detail)

@@ -25,6 +25,7 @@ from app.http.errors import Conflict, NotFound, Unprocessable
 from app.services.access import parse_id
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
+from app.services.settings import Settings
 from app.tables import Account, Agent, Chat, TelephonyLine
 from app.telephony.calls import iso, text_or_none
 from core.phone_numbers import InvalidPhoneNumber, normalise_e164
@@ -81,9 +82,9 @@ def line_view(row: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
-def _number(field: str, value: str) -> str:
+def _number(field: str, value: str, region: str | None) -> str:
     try:
-        return normalise_e164(value)
+        return normalise_e164(value, region)
     except InvalidPhoneNumber as exc:
         raise Unprocessable(str(exc), code="invalid_number", field=field) from None
 
@@ -96,8 +97,9 @@ def _uuid(field: str, value: str) -> UUID:
 
 
 class Lines:
-    def __init__(self, audit: AuditLog) -> None:
+    def __init__(self, audit: AuditLog, settings: Settings) -> None:
         self.audit = audit
+        self.settings = settings
 
     async def _rows(self, where: str = "", *args: Any) -> list[dict[str, Any]]:
         async with db.connection() as connection:
@@ -164,9 +166,10 @@ class Lines:
         for field in set(given) - set(CLEARABLE):
             if line[field] is None:
                 raise Unprocessable(f"{field} cannot be null.", field=field)
+        region = await self.settings.get("telephony.default_region")
         for field in ("e164", "transfer_e164"):
             if field in given and line[field] is not None:
-                line[field] = _number(field, line[field])
+                line[field] = _number(field, line[field], region)
         for field in ("agent_id", "owner_user_id", "deliver_group_chat_id"):
             if field in given and isinstance(line[field], str):
                 line[field] = _uuid(field, line[field])

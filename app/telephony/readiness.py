@@ -25,9 +25,10 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from adapters.health_probe import HealthAnswer, probe_health
 from adapters.speech import SpeechUnavailable
 from app import db
-from app.crypto import SecretBox
+from app.crypto import KEY_MISSING_MESSAGE, SecretBox
 from app.services.settings import Settings, Snapshot
 from app.telephony.settings_resource import effective_public_base, media_url, public_url
 from app.telephony.signalling import MEDIA_PATH, VOICE_PATH
@@ -39,6 +40,7 @@ CHECK_IDS = ("feature", "provider", "carrier_credential", "public_address", "lis
              "line_bindings")
 
 Listening = Callable[[str | None], Awaitable[bool]]
+HealthProbe = Callable[[str], Awaitable[HealthAnswer]]
 
 _ENABLED_LINES = """
 SELECT l.e164, l.provider,
@@ -98,6 +100,9 @@ def _reachable_host(base: str) -> str | None:
     return None
 
 
+HEALTH_PATH = "/healthz"
+
+
 # -- the synthesiser
 
 TEST_PHRASE = "This is a test of the telephone line."
@@ -150,10 +155,13 @@ async def probe_synthesiser(snapshot: Snapshot, key: str | None) -> tuple[bool, 
 # -- the checks
 
 class Readiness:
-    def __init__(self, settings: Settings, box: SecretBox, listening: Listening) -> None:
+    def __init__(self, settings: Settings, box: SecretBox, listening: Listening,
+                 health_probe: HealthProbe = probe_health) -> None:
         self.settings = settings
         self.box = box
         self.listening = listening
+        #: asks the public address's /healthz through the network, as the carrier would
+        self.health_probe = health_probe
 
     async def run(self) -> list[CheckResult]:
         snapshot = await self.settings.snapshot()
@@ -164,7 +172,7 @@ class Readiness:
             self._feature(snapshot),
             self._provider(snapshot),
             await self._carrier_credential(snapshot, "carrier" in in_use),
-            self._public_address(snapshot, "carrier" in in_use),
+            await self._public_address(snapshot, "carrier" in in_use),
             await self._listen_address(snapshot, "pbx" in in_use),
             await self._shared_secret(snapshot, "pbx" in in_use),
             self._message_key(),
@@ -208,15 +216,23 @@ class Readiness:
                            "every carrier call is refused as unsigned. Store the carrier "
                            "account's auth token as carrier_credential.")
 
-    def _public_address(self, snapshot: Snapshot, needed: bool) -> CheckResult:
+    async def _public_address(self, snapshot: Snapshot, needed: bool) -> CheckResult:
         if not needed:
             return CheckResult("public_address", True, "Not needed: nothing uses the carrier.")
         problem = _reachable_host(effective_public_base(snapshot))
         if problem:
             return CheckResult("public_address", False, problem)
-        return CheckResult("public_address", True, "The carrier console must hold "
-                           f"{public_url(snapshot, VOICE_PATH)} exactly; audio goes to "
-                           f"{media_url(snapshot, MEDIA_PATH)}.")
+        health = public_url(snapshot, HEALTH_PATH)
+        answer = await self.health_probe(health)
+        if answer.status != 200:
+            what = (f"answered HTTP {answer.status}" if answer.status is not None
+                    else f"did not answer: {answer.failure}")
+            return CheckResult("public_address", False, f"Asked through the network as the "
+                               f"carrier would, {health} {what}. Check the DNS name, the "
+                               "reverse proxy and its certificate (docs/deployment.md).")
+        return CheckResult("public_address", True, f"{health} answered through the network. "
+                           f"The carrier console must hold {public_url(snapshot, VOICE_PATH)} "
+                           f"exactly; audio goes to {media_url(snapshot, MEDIA_PATH)}.")
 
     async def _listen_address(self, snapshot: Snapshot, needed: bool) -> CheckResult:
         address = snapshot["telephony.pbx_listen"]
@@ -246,9 +262,7 @@ class Readiness:
         if self.box.can_seal:
             return CheckResult("message_key", True, "message_encryption_key is set; "
                                "credentials can be stored.")
-        return CheckResult("message_key", False, "message_encryption_key is not set, so no "
-                           "credential can be stored. Set SVC__MESSAGE_ENCRYPTION_KEY to 32 "
-                           "random bytes (hex or base64) and restart.")
+        return CheckResult("message_key", False, KEY_MISSING_MESSAGE)
 
     def _recognition_rate(self, snapshot: Snapshot) -> CheckResult:
         rate = snapshot["voice_live.stt_sample_rate"]

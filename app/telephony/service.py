@@ -35,7 +35,7 @@ class Telephony:
         self.settings = settings
         self.listener = listener
         self.resource = TelephonySettings(settings, box, listener)
-        self.lines = Lines(audit)
+        self.lines = Lines(audit, settings)
         self.calls = CallLog()
         self.leases = CallLeases()
         self.tickets = TicketStore(owner=self.leases.instance_id)

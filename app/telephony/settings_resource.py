@@ -25,8 +25,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from app.crypto import SecretBox
-from app.http.errors import Conflict, Unprocessable
+from app.crypto import SecretBox, key_missing
+from app.http.errors import Unprocessable
 from app.services.accounts import Identity
 from app.services.settings import Settings, Snapshot
 from app.telephony.listener_state import ListenerState
@@ -107,8 +107,7 @@ class TelephonySettings:
         if not isinstance(value, str):
             raise Unprocessable(f"{field} must be a string.", field=field)
         if not self.box.can_seal:
-            raise Conflict("Set message_encryption_key before storing any credential.",
-                           code="encryption_key_missing", field=field)
+            raise key_missing(field)
         return value
 
     async def change(self, identity: Identity, fields: dict[str, Any]) -> dict[str, Any]:

@@ -21,9 +21,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def svc(args, data_dir: Path, port: int, **popen) -> subprocess.Popen:
+def svc(args, data_dir: Path, port: int, env_extra: dict[str, str] | None = None,
+        **popen) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC__")}
-    env.update(SVC__STORAGE__DATA_DIR=str(data_dir), SVC__SERVER__PORT=str(port))
+    env.update(SVC__STORAGE__DATA_DIR=str(data_dir), SVC__SERVER__PORT=str(port),
+               **(env_extra or {}))
     if os.environ.get("SVC__DATABASE__URL"):
         env["SVC__DATABASE__URL"] = os.environ["SVC__DATABASE__URL"]
     return subprocess.Popen([sys.executable, "-m", "app.cli", *args], env=env,
@@ -43,6 +45,16 @@ def wait_until_serving(process: subprocess.Popen) -> list[str]:
     raise AssertionError("svc did not start in time")
 
 
+def served_again(data_dir: Path, port: int) -> str:
+    """What a later start printed before serving; it then stops cleanly."""
+    again = svc(["serve"], data_dir, port)
+    try:
+        return "".join(wait_until_serving(again))
+    finally:
+        again.send_signal(signal.SIGTERM)
+        assert again.wait(timeout=30) == 0
+
+
 def test_serve_logs_in_and_stops_cleanly_on_sigterm(tmp_path):
     port = free_port()
     process = svc(["serve"], tmp_path / "data", port)
@@ -57,7 +69,7 @@ def test_serve_logs_in_and_stops_cleanly_on_sigterm(tmp_path):
         # A request in flight when SIGTERM arrives is still answered.
         body = b'{"email": "admin@localhost", "password": "not it at all"}'
         with socket.create_connection(("127.0.0.1", port)) as raw:
-            raw.sendall(b"POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: "
+            raw.sendall(b"POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
                         b"application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body[:10])
             time.sleep(0.2)
             process.send_signal(signal.SIGTERM)
@@ -72,13 +84,7 @@ def test_serve_logs_in_and_stops_cleanly_on_sigterm(tmp_path):
     if not os.environ.get("SVC__DATABASE__URL"):
         assert not (tmp_path / "data" / "pg" / "postmaster.pid").exists()
 
-    again = svc(["serve"], tmp_path / "data", port)
-    try:
-        printed = "".join(wait_until_serving(again))
-        assert "one-time password" not in printed
-    finally:
-        again.send_signal(signal.SIGTERM)
-        assert again.wait(timeout=30) == 0
+    assert "one-time password" not in served_again(tmp_path / "data", port)
 
 
 def test_a_taken_port_is_one_clear_line_and_exit_69(tmp_path):
@@ -106,3 +112,40 @@ def test_admin_create_reads_the_password_from_stdin(tmp_path):
     out, err = process.communicate("a long enough password\n", timeout=60)
     assert process.returncode == 0, err
     assert "created superadmin ops@example.org" in out
+
+
+def _sign_in(base: str, printed: str) -> dict[str, str]:
+    password = re.search(r"one-time password (\S+)", printed).group(1)
+    login = httpx.post(f"{base}/api/auth/login",
+                       json={"email": "admin@localhost", "password": password})
+    assert login.status_code == 200, login.text
+    return {"Authorization": f"Bearer {login.json()['token']}"}
+
+
+@pytest.mark.skipif(bool(os.environ.get("SVC__DATABASE__URL")),
+                    reason="the key is made for the embedded database only")
+def test_the_first_start_makes_the_message_key_and_another_key_is_refused(tmp_path):
+    port, data = free_port(), tmp_path / "data"
+    first = svc(["serve"], data, port)
+    try:
+        printed = "".join(wait_until_serving(first))
+        key = data / "message_encryption_key"
+        assert printed.count(f"Made the message encryption key in {key}") == 1
+        assert "Back it up" in printed and "SVC__MESSAGE_ENCRYPTION_KEY" in printed
+        assert key.stat().st_mode & 0o777 == 0o600
+        stored = httpx.put(f"http://127.0.0.1:{port}/api/admin/telephony",
+                           headers=_sign_in(f"http://127.0.0.1:{port}", printed),
+                           json={"carrier_credential": "a-carrier-token"})
+        assert stored.status_code == 200, stored.text
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.wait(timeout=30)
+
+    other = svc(["serve"], data, port, env_extra={"SVC__MESSAGE_ENCRYPTION_KEY": "ab" * 32})
+    out, err = other.communicate(timeout=60)
+    assert other.returncode == 78, out + err
+    refusal = [line for line in err.splitlines() if not line.startswith("{")]  # not logs
+    assert len(refusal) == 1 and "sealed with another message encryption key" in refusal[0]
+    assert "SVC__MESSAGE_ENCRYPTION_KEY" in refusal[0] and "svc is serving" not in out
+
+    assert "message encryption key" not in served_again(data, port)

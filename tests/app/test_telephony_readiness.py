@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -152,8 +153,17 @@ async def test_svc_telephony_check_prints_the_checks_and_exits_by_their_outcome(
         api, services, speech, database, encryption_key, tmp_path):
     import anyio.to_thread
 
-    setup = await ready_deployment(api, services, speech)
-    passed = await anyio.to_thread.run_sync(_terminal, database, encryption_key, tmp_path)
+    # Over the pbx, so no check asks beyond this machine (the carrier's public address
+    # is asked through the network); the listen address is a socket held here.
+    setup = await deployment(api, services, provider="pbx", line_provider="pbx")
+    await setup.setting("voice_live.tts_stream_url", speech.base_url)
+    await setup.setting("voice_live.tts_api_key_enc", SPEECH_KEY)
+    listener = socket.create_server(("127.0.0.1", 0))
+    put = await api.put("/api/admin/telephony", headers=setup.admin, json={
+        "pbx_listen": "127.0.0.1:%d" % listener.getsockname()[1]})
+    assert put.status_code == 200, put.text
+    with listener:
+        passed = await anyio.to_thread.run_sync(_terminal, database, encryption_key, tmp_path)
     assert passed.returncode == 0, passed.stdout + passed.stderr
     lines = passed.stdout.splitlines()
     assert [line.split()[1] for line in lines] == list(CHECK_IDS)
@@ -161,3 +171,27 @@ async def test_svc_telephony_check_prints_the_checks_and_exits_by_their_outcome(
     await setup.patch_line(enabled=False)
     failed = await anyio.to_thread.run_sync(_terminal, database, encryption_key, tmp_path)
     assert failed.returncode == 1 and "FAIL  lines" in failed.stdout
+
+
+async def test_the_public_address_is_asked_through_the_network(api, services, speech):
+    from adapters.health_probe import HealthAnswer
+
+    asked = []
+
+    async def refused(url: str) -> HealthAnswer:
+        asked.append(url)
+        return HealthAnswer(None, "calls.example.org refused the connection")
+
+    services.telephony.readiness.health_probe = refused
+    setup = await ready_deployment(api, services, speech)
+    found = checks(await api.get("/api/admin/telephony/preflight", headers=setup.admin))
+    assert asked == ["https://calls.example.org/healthz"]
+    assert found["public_address"]["status"] == "fail"
+    assert "refused the connection" in found["public_address"]["message"]
+
+    async def bad_gateway(url: str) -> HealthAnswer:
+        return HealthAnswer(502)
+
+    services.telephony.readiness.health_probe = bad_gateway
+    found = checks(await api.get("/api/admin/telephony/preflight", headers=setup.admin))
+    assert "answered HTTP 502" in found["public_address"]["message"]

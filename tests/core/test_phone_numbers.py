@@ -119,3 +119,26 @@ def test_public_link_local_and_non_addresses_are_not_private(address):
 @given(st.one_of(st.text(max_size=40), st.ip_addresses().map(str)))
 def test_private_source_check_never_raises(address):
     assert is_private_source(address) in (True, False)
+
+
+@pytest.mark.parametrize("given", ["441632960002", "01632960002", "01632 960002",
+                                   "00441632960002", "+44 1632 960002", "(01632) 960-002"])
+def test_a_region_reads_national_and_international_forms_alike(given):
+    assert normalise_e164(given, "GB") == "+441632960002"
+
+
+def test_each_region_dials_its_own_way():
+    assert normalise_e164("202 555 0123", "US") == "+12025550123"
+    assert normalise_e164("011 44 1632 960002", "US") == "+441632960002"
+    assert normalise_e164("0044 1632 960002", "US") == "+441632960002"  # 00 is always +
+
+
+@pytest.mark.parametrize("given", ["1234", "anonymous", "0800-FLOWERS", "016329600021234567"])
+def test_a_region_still_refuses_what_is_no_number_there(given):
+    with pytest.raises(InvalidPhoneNumber):
+        normalise_e164(given, "GB")
+
+
+def test_without_a_region_the_refusal_names_the_setting():
+    with pytest.raises(InvalidPhoneNumber, match="telephony.default_region"):
+        normalise_e164("01632960002")

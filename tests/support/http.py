@@ -54,7 +54,10 @@ async def running_app(services: Services, *,
     port = sock.getsockname()[1]
     server = _EmbeddedServer(uvicorn.Config(app, lifespan="on", log_config=None,
                                             access_log=False, http="httptools",
-                                            ws_max_size=MAX_MESSAGE_BYTES))
+                                            ws_max_size=MAX_MESSAGE_BYTES,
+                                            # as ``svc serve``: the application
+                                            # alone judges forwarded headers
+                                            proxy_headers=False))
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(server.serve, [sock])
         while not server.started:

@@ -1,0 +1,77 @@
+"""Asking ``/healthz`` through the network (``adapters.health_probe``), against
+loopback servers started here: what answered, or why nothing did, in plain words."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+
+import anyio
+import pytest
+from aiohttp import web
+
+from adapters.health_probe import probe_health
+from tests.support.tls import self_signed
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def server(tmp_path):
+    """Start an aiohttp app on loopback, over TLS when asked; yields a starter."""
+    runners = []
+
+    async def start(status: int = 200, *, tls: bool = False, slow: bool = False) -> str:
+        async def healthz(request: web.Request) -> web.Response:
+            if slow:
+                await anyio.sleep(30)
+            return web.json_response({"database": True}, status=status)
+
+        app = web.Application()
+        app.router.add_get("/healthz", healthz)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        context = None
+        if tls:
+            cert, key = self_signed(tmp_path)
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(cert, key)
+        site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
+        await site.start()
+        runners.append(runner)
+        port = site._server.sockets[0].getsockname()[1]
+        return f"{'https' if tls else 'http'}://localhost:{port}/healthz"
+
+    yield start
+    for runner in runners:
+        await runner.cleanup()
+
+
+async def test_the_status_that_answered_is_reported(server):
+    assert (await probe_health(await server())).status == 200
+    answer = await probe_health(await server(502))
+    assert answer.status == 502 and answer.failure is None
+
+
+async def test_a_certificate_nobody_vouches_for_is_named(server):
+    answer = await probe_health(await server(tls=True))
+    assert answer.status is None and "certificate of localhost is not trusted" in answer.failure
+
+
+async def test_a_trusted_certificate_is_taken(server, tmp_path):
+    url = await server(tls=True)
+    trusted = ssl.create_default_context(cafile=str(tmp_path / "cert.pem"))
+    assert (await probe_health(url, ssl_context=trusted)).status == 200
+
+
+async def test_a_closed_port_is_a_refused_connection():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    answer = await probe_health(f"http://127.0.0.1:{port}/healthz")
+    assert answer.status is None and "refused the connection" in answer.failure
+
+
+async def test_silence_is_reported_as_such(server):
+    answer = await probe_health(await server(slow=True), timeout=0.3)
+    assert answer.status is None and answer.failure.startswith("nothing answered within")
