@@ -10,6 +10,7 @@ offered is decided here, from ``app.console.screens``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
@@ -52,10 +53,19 @@ def _page(template: str, status: int = 200, **context: Any) -> Response:
     return _secured(view(template, None, status, **context))
 
 
+# A path on this server as a browser reads it: it strips tabs and newlines anywhere and
+# takes a backslash for a slash, so "/\t/evil.example" or "/\\evil.example" would leave
+# for another host. Only visible ASCII without a backslash, and never "//" at the start;
+# nor a slash or backslash still percent-encoded, which a proxy in front might decode.
+_SAME_ORIGIN_PATH = re.compile(r"/(?![/\\])[!-\[\]-~]*")
+_ENCODED_SLASH = re.compile(r"%(2f|5c)", re.IGNORECASE)
+
+
 def _safe_next(target: str | None) -> str:
     """Only a path on this server: an absolute or scheme-relative address would let a
     link to our login page send the user elsewhere afterwards."""
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+    if (not target or not _SAME_ORIGIN_PATH.fullmatch(target)
+            or _ENCODED_SLASH.search(target)):
         return "/"
     return target
 

@@ -81,3 +81,28 @@ async def test_pages_and_scripts_are_served_but_left_out_of_the_api_document(api
     paths = (await api.get("/openapi.json")).json()["paths"]
     assert "/api/profile/api-keys" in paths
     assert not {"/", "/login", "/logout", "/profile/keys"} & set(paths)
+
+
+# Raw query strings, as an attacker's link would carry them: each decodes to something a
+# browser would take to another host (or to a script) if it were sent back as Location.
+_FOREIGN_NEXT = ("//evil.example", "/%5Cevil.example", "/%5C/evil.example",
+                 "%2F%2Fevil.example", "/%2F/evil.example", "/%09/evil.example",
+                 "/%0A/evil.example", "/%0D/evil.example", "%09//evil.example",
+                 "/%20/evil.example", "https:evil.example", "https://evil.example",
+                 "javascript:alert(1)", "JaVaScRiPt%3Aalert(1)", "evil.example",
+                 "/%255Cevil.example", "/%00/evil.example", "/%7F/evil.example")
+
+
+@pytest.mark.anyio
+async def test_next_is_only_ever_a_path_on_this_server(api, services):
+    await services.accounts.create("ann@example.org", PASSWORD, "user", ())
+    cookies = (await api.post("/login", data={"email": "ann@example.org",
+                                              "password": PASSWORD})).cookies
+    api.cookies.clear()
+    for raw in _FOREIGN_NEXT:
+        form = await api.get(f"/login?next={raw}")
+        assert 'name="next" value="/"' in form.text, raw
+        signed_in = await api.get(f"/login?next={raw}", cookies=cookies)
+        assert signed_in.headers["location"] == "/", raw
+    kept = await api.get("/login?next=/admin/usage%3Fday%3D1", cookies=cookies)
+    assert kept.headers["location"] == "/admin/usage?day=1"
