@@ -25,6 +25,7 @@ from app.console.screens import CALL_SCREEN, SCREENS, Audience, Screen, navigati
 from app.http.bodies import read_bytes
 from app.http.docs import page
 from app.http.errors import ApiError
+from app.http.security_headers import secured
 from app.routes.auth import session_cookie
 from app.services.accounts import Identity
 from app.services.bundle import Services
@@ -32,25 +33,8 @@ from app.services.sessions import COOKIE_NAME
 
 STATIC_DIR = Path(__file__).parent / "static"
 MAX_FORM_BYTES = 8 * 1024
-# The console's scripts and styles come only from this server; nothing may frame it.
-_SECURITY_HEADERS = (
-    (b"Content-Security-Policy",
-     b"default-src 'self'; img-src 'self' data:; media-src 'self' blob:; "
-     b"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
-    (b"X-Content-Type-Options", b"nosniff"),
-    (b"Referrer-Policy", b"same-origin"),
-    (b"Cache-Control", b"no-store"),
-)
-
-
-def _secured(response: Response) -> Response:
-    for name, value in _SECURITY_HEADERS:
-        response.headers[name] = value
-    return response
-
-
 def _page(template: str, status: int = 200, **context: Any) -> Response:
-    return _secured(view(template, None, status, **context))
+    return secured(view(template, None, status, **context))
 
 
 # A path on this server as a browser reads it: it strips tabs and newlines anywhere and
@@ -158,7 +142,7 @@ async def login_submit(request: Request, svc: Services) -> Response:
     token, expires = await svc.sessions.open(account["id"])
     response = see_other(target)
     response.set_cookie(session_cookie(svc, token, expires))
-    return _secured(response)
+    return secured(response)
 
 
 async def logout_submit(request: Request, svc: Services) -> Response:
@@ -169,7 +153,7 @@ async def logout_submit(request: Request, svc: Services) -> Response:
         await svc.sessions.close(token)
     response = see_other("/login")
     response.unset_cookie(COOKIE_NAME)
-    return _secured(response)
+    return secured(response)
 
 
 def register(router: Router) -> None:

@@ -106,3 +106,22 @@ async def test_next_is_only_ever_a_path_on_this_server(api, services):
         assert signed_in.headers["location"] == "/", raw
     kept = await api.get("/login?next=/admin/usage%3Fday%3D1", cookies=cookies)
     assert kept.headers["location"] == "/admin/usage?day=1"
+
+
+@pytest.mark.anyio
+async def test_the_api_document_page_loads_only_from_this_server(api):
+    import re
+
+    page = await api.get("/docs")
+    assert page.status_code == 200
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    references = re.findall(r'(?:src|href)="([^"]*)"', page.text)
+    assert references and all(ref.startswith("/") and not ref.startswith("//")
+                              for ref in references), references
+    assert "<script>" not in page.text  # no inline script under the policy
+    for ref in references:
+        asset = await api.get(ref)
+        assert asset.status_code == 200 and asset.content, ref
+    assert "SwaggerUIBundle" in (await api.get("/docs/assets/swagger-ui-bundle.js")).text
+    assert (await api.get("/docs/assets/index.html")).status_code == 404
+    assert (await api.get("/docs/assets/..%2F__init__.py")).status_code == 404
