@@ -77,3 +77,37 @@ async def test_password_change_needs_the_current_password(api, services):
                            json={"current_password": PASSWORD, "new_password": "a new long password"})
     assert right.status_code == 204
     await api.login("ann@example.org", "a new long password")
+
+
+async def test_a_burst_of_guesses_gets_only_the_free_checks(api, services, monkeypatch):
+    """Attempts sent at once are counted one after another: once the free failures are
+    used, the rest are refused before any password is checked."""
+    import anyio
+
+    from app.services import accounts
+    from core.throttle import ACCOUNT_POLICY
+
+    await services.accounts.create("ann@example.org", PASSWORD)
+    checked = []
+    real_verify = accounts._verify
+
+    async def counting_verify(stored_hash, password):
+        checked.append(password)
+        return await real_verify(stored_hash, password)
+
+    monkeypatch.setattr(accounts, "_verify", counting_verify)
+    statuses = []
+
+    async def guess(number):
+        answer = await api.post("/api/auth/login", json={"email": "ann@example.org",
+                                                         "password": f"guess {number:04}"})
+        statuses.append(answer.status_code)
+
+    async with anyio.create_task_group() as burst:
+        for number in range(ACCOUNT_POLICY.free_failures + 15):
+            burst.start_soon(guess, number)
+    assert len(checked) == ACCOUNT_POLICY.free_failures
+    assert sorted(statuses) == [401] * ACCOUNT_POLICY.free_failures + [429] * 15
+    right = await api.post("/api/auth/login", json={"email": "ann@example.org",
+                                                    "password": PASSWORD})
+    assert right.status_code == 429 and len(checked) == ACCOUNT_POLICY.free_failures
