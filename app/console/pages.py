@@ -32,6 +32,8 @@ from app.services.bundle import Services
 from app.services.sessions import COOKIE_NAME
 
 STATIC_DIR = Path(__file__).parent / "static"
+# Where an account whose one-time password must be changed is sent, from every page.
+PASSWORD_SCREEN = next(screen for screen in SCREENS if screen.template == "password")
 MAX_FORM_BYTES = 8 * 1024
 def _page(template: str, status: int = 200, **context: Any) -> Response:
     return secured(view(template, None, status, **context))
@@ -76,6 +78,8 @@ async def _render_screen(request: Request, svc: Services, screen: Screen,
     identity = await _identity(request, svc)
     if identity is None:
         return _to_login(request)
+    if identity.password_change_required and screen is not PASSWORD_SCREEN:
+        return see_other(PASSWORD_SCREEN.path)
     audience = await _audience(svc, identity)
     nav = navigation(audience)
     if not screen.gate(audience):
@@ -101,6 +105,8 @@ async def home(request: Request, svc: Services) -> Response:
     identity = await _identity(request, svc)
     if identity is None:
         return see_other("/login")
+    if identity.password_change_required:
+        return see_other(PASSWORD_SCREEN.path)
     nav = navigation(await _audience(svc, identity))
     return _page("home", me=identity, nav=nav, current=None, title="Console")
 

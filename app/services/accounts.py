@@ -46,6 +46,7 @@ class Identity:
     role: str
     permissions: frozenset[str]
     api_key_id: UUID | None = None
+    password_change_required: bool = False
 
     @property
     def is_admin(self) -> bool:
@@ -169,7 +170,8 @@ class Accounts:
 
     async def set_password(self, account_id: UUID, password: str) -> None:
         check_password(password)
-        await Account.update({Account.password_hash: await hash_password(password)}).where(
+        await Account.update({Account.password_hash: await hash_password(password),
+                              Account.password_change_required: False}).where(
             Account.id == account_id)
         await self.audit.record("account.password_changed", actor=account_id,
                                 subject=str(account_id))
@@ -190,9 +192,12 @@ class Accounts:
         return row
 
     async def ensure_first_superadmin(self, email: str = "admin@localhost") -> str | None:
-        """Create a superadmin when there is none; return its one-time password."""
+        """Create a superadmin when there is none; return its one-time password, which
+        was printed to a terminal and so must be changed before anything else."""
         if await Account.exists().where(Account.role == "superadmin"):
             return None
         password = secrets.token_urlsafe(15)
-        await self.create(email, password, role="superadmin")
+        row = await self.create(email, password, role="superadmin")
+        await Account.update({Account.password_change_required: True}).where(
+            Account.id == row["id"])
         return password

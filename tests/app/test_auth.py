@@ -108,6 +108,42 @@ async def test_a_burst_of_guesses_gets_only_the_free_checks(api, services, monke
             burst.start_soon(guess, number)
     assert len(checked) == ACCOUNT_POLICY.free_failures
     assert sorted(statuses) == [401] * ACCOUNT_POLICY.free_failures + [429] * 15
-    right = await api.post("/api/auth/login", json={"email": "ann@example.org",
-                                                    "password": PASSWORD})
-    assert right.status_code == 429 and len(checked) == ACCOUNT_POLICY.free_failures
+
+
+async def test_a_password_change_ends_every_other_session_of_the_account(api, services):
+    await services.accounts.create("ann@example.org", PASSWORD)
+    here = {"Authorization": f"Bearer {await api.login('ann@example.org', PASSWORD)}"}
+    elsewhere = {"Authorization": f"Bearer {await api.login('ann@example.org', PASSWORD)}"}
+    bob = await api.as_new_user(services, "bob@example.org")
+    changed = await api.post("/api/me/password", headers=here,
+                             json={"current_password": PASSWORD,
+                                   "new_password": "a new long password"})
+    assert changed.status_code == 204
+    assert (await api.get("/api/me", headers=here)).status_code == 200
+    assert (await api.get("/api/me", headers=elsewhere)).status_code == 401
+    assert (await api.get("/api/me", headers=bob)).status_code == 200
+
+
+async def test_the_first_superadmin_changes_the_one_time_password_before_anything(api, services):
+    one_time = await services.accounts.ensure_first_superadmin()
+    token = await api.login("admin@localhost", one_time)
+    headers = {"Authorization": f"Bearer {token}"}
+    for method, path in (("GET", "/api/admin/users"), ("GET", "/api/projects"),
+                         ("GET", "/api/profile/api-keys")):
+        refused = await api.request(method, path, headers=headers)
+        assert refused.status_code == 403, path
+        assert refused.json()["error"]["code"] == "password_change_required"
+    me = await api.get("/api/me", headers=headers)
+    assert me.status_code == 200 and me.json()["password_change_required"] is True
+    api.cookies.clear()
+    for page in ("/", "/admin/accounts", "/profile/keys"):
+        sent = await api.get(page, cookies={"svc_session": token})
+        assert sent.status_code == 303 and sent.headers["location"] == "/profile/password"
+    assert (await api.get("/profile/password", cookies={"svc_session": token})).status_code == 200
+    changed = await api.post("/api/me/password", headers=headers,
+                             json={"current_password": one_time,
+                                   "new_password": "a new long password"})
+    assert changed.status_code == 204
+    assert (await api.get("/api/admin/users", headers=headers)).status_code == 200
+    assert (await api.get("/", cookies={"svc_session": token})).status_code == 200
+    assert (await api.get("/api/me", headers=headers)).json()["password_change_required"] is False
