@@ -17,6 +17,7 @@ from app.console.pages import configure_console
 from app.http.docs import configure_docs
 from app.http.errors import NotFound, configure_errors
 from app.http.middleware import RequestContext
+from app.http.same_origin import SameOriginWrites
 from app.public_api.gate import PublicApiGate
 from app.scheduler import start_scheduler
 from app.routes import (
@@ -190,6 +191,7 @@ def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True
     configure_services(app, services)
     configure_errors(app)
     app.middlewares.append(RequestContext(app))
+    app.middlewares.append(SameOriginWrites(services.boot["server.public_url"]))
     app.middlewares.append(PublicApiGate(app, services))
     configure_routes(app, router)
     configure_console(app)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, quote
 
 from blacksheep import Application, Request, Response, Router
 from blacksheep.server.rendering.jinja2 import JinjaRenderer
@@ -25,6 +25,7 @@ from app.console.screens import CALL_SCREEN, SCREENS, Audience, Screen, navigati
 from app.http.bodies import read_bytes
 from app.http.docs import page
 from app.http.errors import ApiError
+from app.http.same_origin import cross_origin
 from app.http.security_headers import secured
 from app.routes.auth import session_cookie
 from app.services.accounts import Identity
@@ -119,16 +120,9 @@ async def login_form(request: Request, svc: Services) -> Response:
 
 
 def _cross_site(request: Request, svc: Services) -> bool:
-    """A form posted from another site (the browser names its origin): refused, so no
-    page elsewhere can sign a visitor in or out of this console. Our own origin is the
-    address the request came to, or ``server.public_url`` behind a proxy that rewrites
-    the Host header."""
-    origin = request.get_first_header(b"origin")
-    if origin is None:
-        return False
-    ours = {(request.get_first_header(b"host") or b"").decode("latin-1"),
-            urlsplit(svc.boot["server.public_url"]).netloc}
-    return origin.decode("latin-1").split("://", 1)[-1] not in ours
+    """A form posted from another site: refused, so no page elsewhere can sign a visitor
+    in or out of this console (the rule of every cookie-authenticated change)."""
+    return cross_origin(request, svc.boot["server.public_url"])
 
 
 async def login_submit(request: Request, svc: Services) -> Response:

@@ -147,3 +147,44 @@ async def test_the_first_superadmin_changes_the_one_time_password_before_anythin
     assert (await api.get("/api/admin/users", headers=headers)).status_code == 200
     assert (await api.get("/", cookies={"svc_session": token})).status_code == 200
     assert (await api.get("/api/me", headers=headers)).json()["password_change_required"] is False
+
+
+async def test_a_page_on_another_origin_cannot_change_anything_with_the_cookie(api, services):
+    await services.accounts.create("ann@example.org", PASSWORD)
+    token = await api.login("ann@example.org", PASSWORD)
+    api.cookies.clear()
+    bearer = {"Authorization": f"Bearer {token}"}
+    library = (await api.post("/api/libraries", headers=bearer, json={"name": "Clinic"})).json()
+    agent = (await api.post("/api/agents", headers=bearer,
+                            json={"name": "Desk", "model": "local"})).json()
+    ours = api.base_url.netloc.decode()
+    elsewhere = "http://" + ours.rsplit(":", 1)[0] + ":1"  # same host, another port
+    upload = f"/api/libraries/{library['id']}/documents?title=Notes"
+    cookie = {"svc_session": token}
+    for browser_says in ({"Origin": elsewhere}, {"Origin": "null"},
+                         {"Sec-Fetch-Site": "same-site"}, {"Sec-Fetch-Site": "cross-site"}):
+        uploaded = await api.post(upload, cookies=cookie, content=b"planted",
+                                  headers={"Content-Type": "text/plain", **browser_says})
+        archived = await api.post(f"/api/agents/{agent['id']}/archive", cookies=cookie,
+                                  headers=browser_says)
+        for refused in (uploaded, archived):
+            assert refused.status_code == 403, (browser_says, refused.text)
+            assert refused.json()["error"]["code"] == "cross_origin"
+    documents = await api.get(f"/api/libraries/{library['id']}/documents", headers=bearer)
+    assert documents.json()["data"] == []
+    assert (await api.get(f"/api/agents/{agent['id']}", headers=bearer)).json()["archived"] \
+        is False
+    # Where JSON is expected, another content type is refused before anything is read.
+    as_text = await api.post("/api/projects", cookies=cookie, content=b'{"name": "P"}',
+                             headers={"Content-Type": "text/plain", "Origin": f"http://{ours}"})
+    assert as_text.status_code == 415
+    # The console's own fetches, a key holder from anywhere, and a script with no browser.
+    same = await api.post(upload, cookies=cookie, content=b"kept",
+                          headers={"Content-Type": "text/plain", "Origin": f"http://{ours}",
+                                   "Sec-Fetch-Site": "same-origin"})
+    assert same.status_code == 201, same.text
+    keyed = await api.post(upload, content=b"kept", headers={
+        "Content-Type": "text/plain", "Origin": elsewhere, **bearer})
+    assert keyed.status_code == 201, keyed.text
+    scripted = await api.post(f"/api/agents/{agent['id']}/archive", cookies=cookie)
+    assert scripted.status_code in (200, 204), scripted.text
