@@ -1,7 +1,9 @@
 """Logging as one JSON object per line, on standard error.
 
 Fields: ``at`` (UTC, ISO 8601), ``level``, ``logger``, ``message``, plus whatever a call
-passed in ``extra`` (request id, status, duration). Credentials never reach a log call.
+passed in ``extra`` (request id, status, duration). Credentials never reach a log call,
+and a database driver's error is logged by class and place, not message: it quotes the
+values of the failed query (a chat's text, an email address).
 """
 
 from __future__ import annotations
@@ -12,10 +14,35 @@ import json
 import logging
 import sys
 import threading
+import traceback
 from typing import TextIO
+
+from asyncpg.exceptions import InterfaceError, PostgresError
 
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message", "asctime", "color_message"}
+
+
+_QUOTES_VALUES = (PostgresError, InterfaceError)
+
+
+def _chain(error: BaseException | None):
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        yield error
+        error = error.__cause__ or error.__context__
+
+
+def without_values(exc_info) -> str | None:
+    """The traceback with every message left out, when a driver error is in the chain
+    (else None: the usual rendering is safe)."""
+    chain = list(_chain(exc_info[1]))
+    if not any(isinstance(link, _QUOTES_VALUES) for link in chain):
+        return None
+    kinds = " <- ".join(f"{type(link).__module__}.{type(link).__qualname__}" for link in chain)
+    return ("".join(traceback.format_tb(exc_info[2])) + kinds
+            + " (messages left out: they quote the query's values)")
 
 
 # One encoder for every line (``json.dumps`` with options builds one per call).
@@ -48,7 +75,8 @@ class JsonFormatter(logging.Formatter):
             if name not in _STANDARD and not name.startswith("_"):
                 line[name] = value
         if record.exc_info:
-            line["error"] = self.formatException(record.exc_info)
+            line["error"] = without_values(record.exc_info) or self.formatException(
+                record.exc_info)
         return _ENCODER.encode(line)
 
 
