@@ -4,15 +4,17 @@ Handlers parse bodies with ``app.http.bodies.read_body`` (so size caps and the e
 shape are ours), which BlackSheep's generator cannot see. ``@accepts(Model)`` records
 the model on the handler, and :class:`Docs` documents it as the request body.
 
-The page at ``/docs`` is Swagger UI from the ``swagger-ui-bundle`` package (its version
-pinned in pyproject.toml), served by this server under ``/docs/assets/``: nothing is
-loaded from elsewhere, and the page carries the console's security headers.
+The page at ``/docs`` is Swagger UI (5.x: our document is OpenAPI 3.1) from the
+``swagger-ui-py`` package, its version pinned in pyproject.toml, served by this server
+under ``/docs/assets/``: nothing is loaded from elsewhere, and the page carries the
+console's security headers.
 """
 
 from __future__ import annotations
 
 import functools
 from html import escape
+from importlib.resources import files
 from typing import Any, Callable, TypeVar
 
 from blacksheep import Application, Content, Request, Response
@@ -20,7 +22,6 @@ from blacksheep.server.openapi.common import EndpointDocs
 from blacksheep.server.openapi.ui import SwaggerUIProvider, UIOptions
 from blacksheep.server.openapi.v3 import OpenAPIHandler
 from openapidocs.v3 import Info, MediaType, RequestBody
-from swagger_ui_bundle import swagger_ui_path
 
 from app.http.errors import NotFound
 from app.http.security_headers import secured
@@ -59,6 +60,8 @@ class Docs(OpenAPIHandler):
 
 
 ASSETS_PATH = "/docs/assets"
+# Only the package's static files are used, not its framework handlers.
+_BUNDLE = files("swagger_ui") / "static"
 # The files of the bundle the page uses, and their media types; nothing else is served.
 _ASSETS = {
     "swagger-ui-bundle.js": b"text/javascript; charset=utf-8",
@@ -100,7 +103,7 @@ class LocalSwaggerUI(SwaggerUIProvider):
 
 @functools.cache
 def _asset_bytes(name: str) -> bytes:
-    return (swagger_ui_path / name).read_bytes()
+    return (_BUNDLE / name).read_bytes()
 
 
 async def docs_asset(name: str) -> Response:

@@ -152,3 +152,17 @@ def test_a_user_stores_and_removes_a_key_of_their_own_for_a_provider(page, conso
     row.get_by_role("button", name="Remove the key for office-gpu").click()
     page.get_by_role("dialog").get_by_role("button", name="Confirm").click()
     expect(page.locator("#keys")).to_contain_text("You use the shared keys for every provider.")
+
+
+def test_the_api_document_renders_from_this_server_under_the_policy(page, console):
+    complaints: list[str] = []
+    elsewhere: list[str] = []
+    page.on("console", lambda message: message.type == "error"
+            and complaints.append(message.text))
+    page.on("request", lambda request: not request.url.startswith(
+        (console.base_url, "data:", "blob:")) and elsewhere.append(request.url))
+    page.goto("/docs")
+    page.locator(".swagger-ui .opblock").first.wait_for()
+    expect(page.locator(".swagger-ui .info .title")).to_contain_text("svc")
+    screenshot(page, "api-document")
+    assert complaints == [] and elsewhere == []
