@@ -166,3 +166,19 @@ def test_the_api_document_renders_from_this_server_under_the_policy(page, consol
     expect(page.locator(".swagger-ui .info .title")).to_contain_text("svc")
     screenshot(page, "api-document")
     assert complaints == [] and elsewhere == []
+
+
+def test_the_one_time_password_is_changed_before_anything_else(page, console):
+    one_time = console.run(console.services.accounts.ensure_first_superadmin())
+    sign_in(page, "admin@localhost", one_time)
+    page.wait_for_url(re.compile(r"/profile/password$"))
+    page.goto("/admin/accounts")
+    page.wait_for_url(re.compile(r"/profile/password$"))
+    settled(page)
+    page.get_by_label("Current password").fill(one_time)
+    page.get_by_label("New password (at least 10 characters)").fill("my own passphrase now")
+    page.get_by_label("New password again").fill("my own passphrase now")
+    page.get_by_role("button", name="Change password").click()
+    expect(page.get_by_role("status")).to_contain_text("Your password is changed")
+    page.goto("/admin/accounts")
+    page.get_by_role("heading", level=1, name="Accounts").wait_for()
