@@ -132,14 +132,15 @@ class Accounts:
         return await Account.select().order_by(Account.created_at)
 
     async def create(self, email: str, password: str, role: str = "user",
-                     permissions: Iterable[str] = (), actor: UUID | None = None) -> dict[str, Any]:
+                     permissions: Iterable[str] = (), actor: UUID | None = None, *,
+                     one_time_password: bool = False) -> dict[str, Any]:
         email = normalise_email(email)
         check_password(password)
         grants = check_grants(role, permissions)
         if await Account.exists().where(Account.email == email):
             raise Conflict("An account with this email exists.", code="email_taken", field="email")
         row = Account(email=email, password_hash=await hash_password(password), role=role,
-                      permissions=grants)
+                      permissions=grants, password_change_required=one_time_password)
         await row.save()
         await self.audit.record("account.created", actor=actor, subject=str(row.id),
                                 data={"role": role, "permissions": grants})
@@ -197,7 +198,5 @@ class Accounts:
         if await Account.exists().where(Account.role == "superadmin"):
             return None
         password = secrets.token_urlsafe(15)
-        row = await self.create(email, password, role="superadmin")
-        await Account.update({Account.password_change_required: True}).where(
-            Account.id == row["id"])
+        await self.create(email, password, role="superadmin", one_time_password=True)
         return password
