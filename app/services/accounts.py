@@ -184,6 +184,10 @@ class Accounts:
     async def authenticate(self, email: str, password: str, address: str) -> dict[str, Any]:
         """The account for these credentials, or 401 without saying which part was wrong."""
         email = email.strip().lower()
+        if "\x00" in email:
+            # No stored address holds NUL (nor can PostgreSQL compare one): the sign-in
+            # form's fields are not checked like a JSON body's.
+            raise Unauthorized("Wrong email or password.", code="invalid_credentials")
         await sign_in_attempts.reserve(email, address)
         row = await Account.select().where(Account.email == email).first()
         valid = await _verify(row["password_hash"] if row else _DUMMY_HASH, password)

@@ -31,6 +31,8 @@ async def test_the_form_refuses_a_wrong_password_another_site_and_a_foreign_next
     wrong = await api.post("/login", data={"email": "ann@example.org", "password": "x" * 12})
     assert wrong.status_code == 401 and 'role="alert"' in wrong.text
     assert "svc_session" not in wrong.cookies
+    nul = await api.post("/login", data={"email": "ann@example.org\x00", "password": PASSWORD})
+    assert nul.status_code == 401 and 'role="alert"' in nul.text
     foreign = await api.post("/login", headers={"Origin": "https://elsewhere.example"},
                              data={"email": "ann@example.org", "password": PASSWORD})
     assert foreign.status_code == 403 and "svc_session" not in foreign.cookies
