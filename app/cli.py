@@ -132,8 +132,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from app.main import create_app, tune_collection_for_serving
+    from app.serving import server_config
     from app.services.bundle import Services
-    from core.carrier_media import MAX_MESSAGE_BYTES
 
     start = _load_config(args, make_key=True)
     boot = start.boot
@@ -159,12 +159,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"svc is serving on http://{host}:{port}", flush=True)
 
         app.after_start += announce
-        server = uvicorn.Server(uvicorn.Config(
-            app, lifespan="on", log_config=None, access_log=False, http="httptools",
-            loop="uvloop", timeout_graceful_shutdown=30, proxy_headers=False,
-            # spec: "Limits" — a media message is at most 32 KiB; a bigger one is
-            # refused by the server before it is buffered whole.
-            ws_max_size=MAX_MESSAGE_BYTES))
+        server = uvicorn.Server(server_config(app, boot, loop="uvloop",
+                                              timeout_graceful_shutdown=30))
         server.run(sockets=[sock])
     return 0
 

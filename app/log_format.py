@@ -1,10 +1,12 @@
 """Logging as one JSON object per line, on standard error.
 
 Fields: ``at`` (UTC, ISO 8601), ``level``, ``logger``, ``message``, plus whatever a call
-passed in ``extra`` (request id, status, duration). Credentials never reach a log call.
-A line logged while a request is served carries its ``request_id`` even when the code
-that logs it never saw the request (an adapter logging the detail of a failure whose
-answer only says what happened).
+passed in ``extra`` (request id, status, duration). Credentials never reach a log call,
+and a database driver's error is logged by class and place, not message: it quotes the
+values of the failed query (a chat's text, an email address). A line logged while a
+request is served carries its ``request_id`` even when the code that logs it never saw
+the request (an adapter logging the detail of a failure whose answer only says what
+happened).
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ import json
 import logging
 import sys
 import threading
+import traceback
 from contextvars import ContextVar
 from typing import TextIO
+
+from asyncpg.exceptions import InterfaceError, PostgresError
 
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message", "asctime", "color_message"}
@@ -34,6 +39,28 @@ class RequestIdFilter(logging.Filter):
         if request_id is not None and not hasattr(record, "request_id"):
             record.request_id = request_id
         return True
+
+
+_QUOTES_VALUES = (PostgresError, InterfaceError)
+
+
+def _chain(error: BaseException | None):
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        yield error
+        error = error.__cause__ or error.__context__
+
+
+def without_values(exc_info) -> str | None:
+    """The traceback with every message left out, when a driver error is in the chain
+    (else None: the usual rendering is safe)."""
+    chain = list(_chain(exc_info[1]))
+    if not any(isinstance(link, _QUOTES_VALUES) for link in chain):
+        return None
+    kinds = " <- ".join(f"{type(link).__module__}.{type(link).__qualname__}" for link in chain)
+    return ("".join(traceback.format_tb(exc_info[2])) + kinds
+            + " (messages left out: they quote the query's values)")
 
 
 # One encoder for every line (``json.dumps`` with options builds one per call).
@@ -66,7 +93,8 @@ class JsonFormatter(logging.Formatter):
             if name not in _STANDARD and not name.startswith("_"):
                 line[name] = value
         if record.exc_info:
-            line["error"] = self.formatException(record.exc_info)
+            line["error"] = without_values(record.exc_info) or self.formatException(
+                record.exc_info)
         return _ENCODER.encode(line)
 
 

@@ -190,6 +190,17 @@ REGISTRY: dict[str, Setting] = _declare(
             check=_trusted_proxies),
     Setting("server.max_body_bytes", int, 1_048_576,
             "Largest request body accepted by JSON endpoints.", B, 1024, 256 * 1_048_576),
+    # Slow clients (app.http.slow_clients): a connection trickling its request is
+    # answered 408 and closed rather than held open.
+    Setting("server.header_timeout_seconds", int, 10,
+            "Time a request's headers may take to arrive.", B, 1, 3600),
+    Setting("server.body_timeout_seconds", int, 30,
+            "Time a request's body may take to arrive after its headers.", B, 1, 3600),
+    Setting("server.keep_alive_seconds", int, 5,
+            "An idle kept-alive connection is closed after this.", B, 1, 3600),
+    Setting("server.max_connections", int, 1000,
+            "Connections and requests served at once; beyond, requests get 503.", B,
+            10, 1_000_000),
     Setting("database.url", str, None,
             "PostgreSQL URL; unset starts the embedded server under storage.data_dir/pg.",
             B, nullable=True, secret=True),

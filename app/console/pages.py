@@ -10,9 +10,10 @@ offered is decided here, from ``app.console.screens``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, quote
 
 from blacksheep import Application, Request, Response, Router
 from blacksheep.server.rendering.jinja2 import JinjaRenderer
@@ -24,6 +25,8 @@ from app.console.screens import CALL_SCREEN, SCREENS, Audience, Screen, navigati
 from app.http.bodies import read_bytes
 from app.http.docs import page
 from app.http.errors import ApiError
+from app.http.same_origin import cross_origin
+from app.http.security_headers import secured
 from app.routes.auth import session_cookie
 from app.services.accounts import Identity
 from app.services.bundle import Services
@@ -31,32 +34,26 @@ from app.services.sessions import COOKIE_NAME
 from core.ids import is_id
 
 STATIC_DIR = Path(__file__).parent / "static"
+# Where an account whose one-time password must be changed is sent, from every page.
+PASSWORD_SCREEN = next(screen for screen in SCREENS if screen.template == "password")
 MAX_FORM_BYTES = 8 * 1024
-# The console's scripts and styles come only from this server; nothing may frame it.
-_SECURITY_HEADERS = (
-    (b"Content-Security-Policy",
-     b"default-src 'self'; img-src 'self' data:; media-src 'self' blob:; "
-     b"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
-    (b"X-Content-Type-Options", b"nosniff"),
-    (b"Referrer-Policy", b"same-origin"),
-    (b"Cache-Control", b"no-store"),
-)
-
-
-def _secured(response: Response) -> Response:
-    for name, value in _SECURITY_HEADERS:
-        response.headers[name] = value
-    return response
-
-
 def _page(template: str, status: int = 200, **context: Any) -> Response:
-    return _secured(view(template, None, status, **context))
+    return secured(view(template, None, status, **context))
+
+
+# A path on this server as a browser reads it: it strips tabs and newlines anywhere and
+# takes a backslash for a slash, so "/\t/evil.example" or "/\\evil.example" would leave
+# for another host. Only visible ASCII without a backslash, and never "//" at the start;
+# nor a slash or backslash still percent-encoded, which a proxy in front might decode.
+_SAME_ORIGIN_PATH = re.compile(r"/(?![/\\])[!-\[\]-~]*")
+_ENCODED_SLASH = re.compile(r"%(2f|5c)", re.IGNORECASE)
 
 
 def _safe_next(target: str | None) -> str:
     """Only a path on this server: an absolute or scheme-relative address would let a
     link to our login page send the user elsewhere afterwards."""
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+    if (not target or not _SAME_ORIGIN_PATH.fullmatch(target)
+            or _ENCODED_SLASH.search(target)):
         return "/"
     return target
 
@@ -86,6 +83,8 @@ async def _render_screen(request: Request, svc: Services, screen: Screen, *,
     identity = await _identity(request, svc)
     if identity is None:
         return _to_login(request)
+    if identity.password_change_required and screen is not PASSWORD_SCREEN:
+        return see_other(PASSWORD_SCREEN.path)
     audience = await _audience(svc, identity)
     nav = navigation(audience)
     if not screen.gate(audience) or not all(is_id(given) for given in ids):
@@ -111,6 +110,8 @@ async def home(request: Request, svc: Services) -> Response:
     identity = await _identity(request, svc)
     if identity is None:
         return see_other("/login")
+    if identity.password_change_required:
+        return see_other(PASSWORD_SCREEN.path)
     nav = navigation(await _audience(svc, identity))
     return _page("home", me=identity, nav=nav, current=None, title="Console")
 
@@ -123,16 +124,9 @@ async def login_form(request: Request, svc: Services) -> Response:
 
 
 def _cross_site(request: Request, svc: Services) -> bool:
-    """A form posted from another site (the browser names its origin): refused, so no
-    page elsewhere can sign a visitor in or out of this console. Our own origin is the
-    address the request came to, or ``server.public_url`` behind a proxy that rewrites
-    the Host header."""
-    origin = request.get_first_header(b"origin")
-    if origin is None:
-        return False
-    ours = {(request.get_first_header(b"host") or b"").decode("latin-1"),
-            urlsplit(svc.boot["server.public_url"]).netloc}
-    return origin.decode("latin-1").split("://", 1)[-1] not in ours
+    """A form posted from another site: refused, so no page elsewhere can sign a visitor
+    in or out of this console (the rule of every cookie-authenticated change)."""
+    return cross_origin(request, svc.boot["server.public_url"])
 
 
 async def login_submit(request: Request, svc: Services) -> Response:
@@ -152,7 +146,7 @@ async def login_submit(request: Request, svc: Services) -> Response:
     token, expires = await svc.sessions.open(account["id"])
     response = see_other(target)
     response.set_cookie(session_cookie(svc, token, expires))
-    return _secured(response)
+    return secured(response)
 
 
 async def logout_submit(request: Request, svc: Services) -> Response:
@@ -163,7 +157,7 @@ async def logout_submit(request: Request, svc: Services) -> Response:
         await svc.sessions.close(token)
     response = see_other("/login")
     response.unset_cookie(COOKIE_NAME)
-    return _secured(response)
+    return secured(response)
 
 
 def register(router: Router) -> None:

@@ -7,15 +7,22 @@ written before a body has passed here.
 
 from __future__ import annotations
 
-import json
+import re
 from typing import Any, ClassVar, TypeVar
 
 from blacksheep import Request
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app.http.errors import BadRequest, PayloadTooLarge, Unprocessable, UnsupportedMediaType
+from core import jsonfast
 
 Model = TypeVar("Model", bound=BaseModel)
+# Deeper than any body of ours; a deeper one would overflow the recursion of whatever
+# walks it next (validation, encoding for the database).
+MAX_JSON_DEPTH = 64
+# A UTF-16 surrogate on its own is valid in JSON ("\ud800") but not Unicode: it cannot
+# be encoded for PostgreSQL.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Body(BaseModel):
@@ -44,6 +51,39 @@ async def read_bytes(request: Request, max_bytes: int) -> bytes:
     return b"".join(chunks)
 
 
+class JsonProblem(ValueError):
+    """A body that is not usable JSON; the message says why."""
+
+
+def _depth(value: Any) -> int:
+    """How deeply arrays and objects nest in ``value`` (without recursion)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, level + 1)
+            if deepest > MAX_JSON_DEPTH:
+                break
+            stack.extend((child, level + 1) for child in item)
+    return deepest
+
+
+def parse_json(raw: bytes) -> Any:
+    """The decoded body, or :class:`JsonProblem`: malformed, not UTF-8, a number too
+    long to convert (over 4,300 digits), or nested too deeply."""
+    try:
+        value = jsonfast.loads(raw)
+    except RecursionError:
+        raise JsonProblem("it nests too deeply") from None
+    except ValueError as exc:  # malformed, not UTF-8, or an integer past the digit limit
+        raise JsonProblem(str(exc)) from None
+    if _depth(value) > MAX_JSON_DEPTH:
+        raise JsonProblem(f"it nests deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
 def _is_json(content_type: bytes | None) -> bool:
     if not content_type:
         return False
@@ -56,8 +96,8 @@ async def read_json_value(request: Request, max_bytes: int) -> Any:
         raise UnsupportedMediaType("Send the body as JSON with Content-Type: application/json.")
     raw = await read_bytes(request, max_bytes)
     try:
-        return json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return parse_json(raw)
+    except JsonProblem as exc:
         raise BadRequest(f"The body is not valid JSON: {exc}", code="malformed_json") from None
 
 
@@ -74,32 +114,44 @@ def validation_problem(error: ValidationError) -> Unprocessable:
                          code="invalid_value", field=field)
 
 
-def _nul_at(value: Any, path: tuple[str, ...] = ()) -> tuple[str, ...] | None:
-    """Where the first string holding a NUL character sits in a decoded JSON value."""
+def _unstorable(text: str) -> str | None:
+    """What in ``text`` PostgreSQL cannot store, or None."""
+    if "\x00" in text:
+        return "the NUL character"
+    if _SURROGATE.search(text):
+        return "a lone surrogate (\\ud800-\\udfff), which is not Unicode"
+    return None
+
+
+def unstorable_at(value: Any, path: tuple[str, ...] = ()) -> tuple[tuple[str, ...], str] | None:
+    """Where the first string PostgreSQL cannot store sits in a decoded JSON value, and
+    what it holds. A key is named with its offending characters escaped."""
     if isinstance(value, str):
-        return path if "\x00" in value else None
+        reason = _unstorable(value)
+        return (path, reason) if reason else None
     if isinstance(value, dict):
         for key, item in value.items():
-            if "\x00" in key:
-                return (*path, key.replace("\x00", "\\0"))
-            if (found := _nul_at(item, (*path, key))) is not None:
+            if reason := _unstorable(key):
+                return (*path, key.encode("unicode_escape").decode("ascii")), reason
+            if (found := unstorable_at(item, (*path, key))) is not None:
                 return found
     if isinstance(value, list):
         for index, item in enumerate(value):
-            if (found := _nul_at(item, (*path, str(index)))) is not None:
+            if (found := unstorable_at(item, (*path, str(index)))) is not None:
                 return found
     return None
 
 
 def validate(model: type[Model], value: Any) -> Model:
-    # PostgreSQL text cannot hold NUL ("\u0000" is valid JSON): refuse it here, naming
-    # the field, rather than fail when the value reaches the database.
+    # PostgreSQL text cannot hold NUL or a lone surrogate (both valid JSON): refuse them
+    # here, naming the field, rather than fail when the value reaches the database.
     exempt = getattr(model, "nul_checked_by_reader", frozenset())
     checked = ({key: item for key, item in value.items() if key not in exempt}
                if isinstance(value, dict) and exempt else value)
-    if (path := _nul_at(checked)) is not None:
+    if (found := unstorable_at(checked)) is not None:
+        path, reason = found
         field = ".".join(path) or None
-        raise Unprocessable(f"{field or 'The body'} must not contain the NUL character.",
+        raise Unprocessable(f"{field or 'The body'} must not contain {reason}.",
                             code="invalid_value", field=field)
     try:
         return model.model_validate(value)

@@ -2,7 +2,8 @@
 
 Routes raise :class:`ApiError` (or a subclass); the handlers registered here render
 ``{"error": {"code", "message", "field"}}`` with its status. Anything else that escapes
-a route is logged with the request id and answered with a bare 500 in the same shape,
+a route is logged with the request id, its class and where it was raised (not its
+message, which may quote a query's values) and answered with a bare 500 in the same shape,
 never a stack trace — except a database that cannot be reached, which is 503 with
 ``Retry-After`` (the OpenAI shape under ``/v1``, like every error there).
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import traceback
 from typing import Any
 
 from blacksheep import Content, Request, Response
@@ -141,7 +143,13 @@ async def _on_unhandled(app: Any, request: Request, error: Exception) -> Respons
         return render_error(request, 503, "database_unavailable",
                             "The service cannot reach its database; try again shortly.",
                             headers={"Retry-After": "5"})
-    log.error("unhandled error", exc_info=cause)
+    # The class and where it was raised, never its message: a driver's error quotes the
+    # values of the failed query (a chat's text, an email address).
+    log.error("unhandled error", extra={
+        "error": type(cause).__name__,
+        "request_id": getattr(request, "request_id", None),
+        "where": "".join(traceback.format_tb(cause.__traceback__)),
+    })
     return render_error(request, 500, "internal_error", "Something went wrong on our side.")
 
 

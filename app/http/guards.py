@@ -4,7 +4,9 @@ Routes call one of these first: :func:`signed_in`, :func:`with_permission`,
 :func:`break_glass`, and :func:`owner_or_admin` once they know a resource's owner.
 A session comes as ``Authorization: Bearer <token>`` or the HttpOnly session cookie.
 Refusals: no or unknown session 401; a missing permission 403; a resource that is not
-the caller's 404, never 403, so its existence is not leaked.
+the caller's 404, never 403, so its existence is not leaked. An account whose password
+must be changed first (the first superadmin's one-time password) gets 403
+``password_change_required`` everywhere but the few routes that let it do so.
 """
 
 from __future__ import annotations
@@ -30,15 +32,20 @@ def session_token(request: Request) -> str | None:
     return request.cookies.get(COOKIE_NAME) or None
 
 
-async def signed_in(request: Request, svc: Services) -> Identity:
-    cached = getattr(request, "caller", None)
-    if cached is not None:
-        return cached
-    token = session_token(request)
-    identity = await svc.sessions.identify(token) if token else None
+async def signed_in(request: Request, svc: Services, *,
+                    before_password_change: bool = False) -> Identity:
+    """The caller. ``before_password_change``: the route is one an account whose
+    password must be changed may use (seeing itself, changing it, signing out)."""
+    identity = getattr(request, "caller", None)
     if identity is None:
-        raise Unauthorized("Sign in first.", code="not_signed_in")
-    request.caller = identity  # type: ignore[attr-defined]
+        token = session_token(request)
+        identity = await svc.sessions.identify(token) if token else None
+        if identity is None:
+            raise Unauthorized("Sign in first.", code="not_signed_in")
+        request.caller = identity  # type: ignore[attr-defined]
+    if identity.password_change_required and not before_password_change:
+        raise Forbidden("Change the one-time password first (POST /api/me/password).",
+                        code="password_change_required")
     return identity
 
 

@@ -44,7 +44,7 @@ async def login(request: Request, svc: Services) -> Response:
 
 
 async def logout(request: Request, svc: Services) -> Response:
-    await signed_in(request, svc)
+    await signed_in(request, svc, before_password_change=True)
     await svc.sessions.close(session_token(request) or "")
     response = Response(204)
     response.unset_cookie(COOKIE_NAME)
@@ -52,18 +52,22 @@ async def logout(request: Request, svc: Services) -> Response:
 
 
 async def me(request: Request, svc: Services) -> Response:
-    identity = await signed_in(request, svc)
-    return json_response(200, public_view(await svc.accounts.find(identity.account_id)))
+    identity = await signed_in(request, svc, before_password_change=True)
+    account = await svc.accounts.find(identity.account_id)
+    return json_response(200, {**public_view(account),
+                               "password_change_required": account["password_change_required"]})
 
 
 @accepts(PasswordChangeBody)
 async def change_password(request: Request, svc: Services) -> Response:
-    identity = await signed_in(request, svc)
+    identity = await signed_in(request, svc, before_password_change=True)
     body = await read_body(request, PasswordChangeBody, svc.max_body_bytes)
     if not await svc.accounts.verify_password(identity.account_id, body.current_password):
         raise Unauthorized("The current password is wrong.", code="invalid_credentials",
                            field="current_password")
     await svc.accounts.set_password(identity.account_id, body.new_password)
+    # Whoever else held the old password is signed out; this session stays.
+    await svc.sessions.close_others(identity.account_id, session_token(request) or "")
     return Response(204)
 
 

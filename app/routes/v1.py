@@ -12,7 +12,7 @@ from typing import Any
 
 from blacksheep import Request, Response, Router
 
-from app.http.bodies import read_bytes
+from app.http.bodies import JsonProblem, parse_json, read_bytes, unstorable_at
 from app.http.errors import ApiError, json_response
 from app.public_api import agent_calls, passthrough
 from app.public_api.agent_calls import AGENT_PREFIX
@@ -21,7 +21,6 @@ from app.services.access import reach_of
 from app.services.bundle import Services
 from app.services.providers import LOCAL, ModelNotFound
 from app.tables import Provider
-from core import jsonfast
 from core.chat_request import ChatRequestError, read_chat_request
 
 API_MAX_BODY_BYTES = 8 * 1024 * 1024
@@ -66,13 +65,21 @@ async def get_model(request: Request, svc: Services) -> Response:
 
 async def _json_body(request: Request) -> Any:
     """The body as JSON whatever its Content-Type says: ``curl -d`` sends form encoding
-    by default, and a key is needed anyway, so leniency opens nothing to browsers."""
+    by default, and a key is needed anyway, so leniency opens nothing to browsers.
+    Text PostgreSQL cannot store (NUL, a lone surrogate) is refused here, naming the
+    field, for every model alike: an agent's conversation is stored."""
     raw = await read_bytes(request, API_MAX_BODY_BYTES)
     try:
-        return jsonfast.loads(raw)
-    except (ValueError, RecursionError) as exc:  # bad UTF-8 included
+        value = parse_json(raw)
+    except JsonProblem as exc:
         raise ApiError(f"We could not parse the JSON body of your request: {exc}. Send a "
                        "JSON object.", code="malformed_json", status=400) from None
+    if (found := unstorable_at(value)) is not None:
+        path, reason = found
+        param = ".".join(path) or None
+        raise ApiError(f"{param or 'The body'} must not contain {reason}.",
+                       code="invalid_value", field=param, status=400)
+    return value
 
 
 async def chat_completions(request: Request, svc: Services) -> Response:

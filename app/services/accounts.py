@@ -2,7 +2,8 @@
 
 Passwords are hashed with argon2id in a worker thread (hashing is deliberately slow and
 must not stall the event loop). Sign-in failures are counted in the database so the
-slow-down holds across server processes.
+slow-down holds across server processes, and each attempt is reserved there before its
+password is checked (``app.services.sign_in_attempts``).
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ import anyio.to_thread
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from app.http.errors import Conflict, NotFound, TooManyRequests, Unauthorized, Unprocessable
+from app.http.errors import Conflict, NotFound, Unauthorized, Unprocessable
 from app.services.audit import AuditLog
 from app.services.auth_changes import AuthChanges
-from app.tables import Account, LoginFailure
-from core import throttle
+from app.services import sign_in_attempts
+from app.tables import Account
 from core.ids import id_or_none
 
 ROLES = ("user", "admin", "superadmin")
@@ -46,6 +47,7 @@ class Identity:
     role: str
     permissions: frozenset[str]
     api_key_id: UUID | None = None
+    password_change_required: bool = False
 
     @property
     def is_admin(self) -> bool:
@@ -131,14 +133,15 @@ class Accounts:
         return await Account.select().order_by(Account.created_at)
 
     async def create(self, email: str, password: str, role: str = "user",
-                     permissions: Iterable[str] = (), actor: UUID | None = None) -> dict[str, Any]:
+                     permissions: Iterable[str] = (), actor: UUID | None = None, *,
+                     one_time_password: bool = False) -> dict[str, Any]:
         email = normalise_email(email)
         check_password(password)
         grants = check_grants(role, permissions)
         if await Account.exists().where(Account.email == email):
             raise Conflict("An account with this email exists.", code="email_taken", field="email")
         row = Account(email=email, password_hash=await hash_password(password), role=role,
-                      permissions=grants)
+                      permissions=grants, password_change_required=one_time_password)
         await row.save()
         await self.audit.record("account.created", actor=actor, subject=str(row.id),
                                 data={"role": role, "permissions": grants})
@@ -169,7 +172,8 @@ class Accounts:
 
     async def set_password(self, account_id: UUID, password: str) -> None:
         check_password(password)
-        await Account.update({Account.password_hash: await hash_password(password)}).where(
+        await Account.update({Account.password_hash: await hash_password(password),
+                              Account.password_change_required: False}).where(
             Account.id == account_id)
         await self.audit.record("account.password_changed", actor=account_id,
                                 subject=str(account_id))
@@ -178,40 +182,26 @@ class Accounts:
         row = await Account.select(Account.password_hash).where(Account.id == account_id).first()
         return row is not None and await _verify(row["password_hash"], password)
 
-    async def _throttle(self, email: str, address: str) -> None:
-        now = dt.datetime.now(dt.UTC)
-        for column, value, policy in ((LoginFailure.email, email, throttle.ACCOUNT_POLICY),
-                                      (LoginFailure.address, address, throttle.ADDRESS_POLICY)):
-            since = now - dt.timedelta(seconds=policy.window_seconds)
-            recent = await LoginFailure.select(LoginFailure.at).where(
-                (column == value) & (LoginFailure.at > since)).order_by(
-                LoginFailure.at, ascending=False)
-            if not recent:
-                continue
-            wait = throttle.seconds_to_wait(policy, len(recent),
-                                            (now - recent[0]["at"]).total_seconds())
-            if wait > 0:
-                seconds = int(wait) + 1
-                raise TooManyRequests(
-                    f"Too many failed sign-ins. Try again in {seconds} seconds.",
-                    code="too_many_attempts", headers={"Retry-After": str(seconds)})
-
     async def authenticate(self, email: str, password: str, address: str) -> dict[str, Any]:
         """The account for these credentials, or 401 without saying which part was wrong."""
         email = email.strip().lower()
-        await self._throttle(email, address)
+        if "\x00" in email:
+            # No stored address holds NUL (nor can PostgreSQL compare one): the sign-in
+            # form's fields are not checked like a JSON body's.
+            raise Unauthorized("Wrong email or password.", code="invalid_credentials")
+        await sign_in_attempts.reserve(email, address)
         row = await Account.select().where(Account.email == email).first()
         valid = await _verify(row["password_hash"] if row else _DUMMY_HASH, password)
         if not valid or row is None or row["deactivated_at"] is not None:
-            await LoginFailure.insert(LoginFailure(email=email, address=address))
             raise Unauthorized("Wrong email or password.", code="invalid_credentials")
-        await LoginFailure.delete().where(LoginFailure.email == email)
+        await sign_in_attempts.succeeded(email)
         return row
 
     async def ensure_first_superadmin(self, email: str = "admin@localhost") -> str | None:
-        """Create a superadmin when there is none; return its one-time password."""
+        """Create a superadmin when there is none; return its one-time password, which
+        was printed to a terminal and so must be changed before anything else."""
         if await Account.exists().where(Account.role == "superadmin"):
             return None
         password = secrets.token_urlsafe(15)
-        await self.create(email, password, role="superadmin")
+        await self.create(email, password, role="superadmin", one_time_password=True)
         return password

@@ -34,6 +34,7 @@ class Sessions:
         row = await AuthSession.select(
             AuthSession.account_id.id, AuthSession.account_id.email,
             AuthSession.account_id.role, AuthSession.account_id.permissions,
+            AuthSession.account_id.password_change_required,
         ).where(
             (AuthSession.token_sha256 == fingerprint(token))
             & (AuthSession.expires_at > dt.datetime.now(dt.UTC))
@@ -42,13 +43,21 @@ class Sessions:
         if row is None:
             return None
         return Identity(row["account_id.id"], row["account_id.email"], row["account_id.role"],
-                        frozenset(row["account_id.permissions"] or ()))
+                        frozenset(row["account_id.permissions"] or ()),
+                        password_change_required=row["account_id.password_change_required"])
 
     async def close(self, token: str) -> None:
         await AuthSession.delete().where(AuthSession.token_sha256 == fingerprint(token))
 
     async def close_all(self, account_id: UUID) -> None:
         await AuthSession.delete().where(AuthSession.account_id == account_id)
+
+    async def close_others(self, account_id: UUID, keep_token: str) -> None:
+        """Every session of the account but ``keep_token``'s (after a password change:
+        whoever else held the old password is signed out)."""
+        await AuthSession.delete().where(
+            (AuthSession.account_id == account_id)
+            & (AuthSession.token_sha256 != fingerprint(keep_token)))
 
 
 __all__ = ["Sessions", "COOKIE_NAME", "fingerprint", "Account"]

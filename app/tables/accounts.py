@@ -11,6 +11,7 @@ from piccolo.columns import (
     UUID,
     Array,
     BigSerial,
+    Boolean,
     ForeignKey,
     Integer,
     Text,
@@ -22,7 +23,9 @@ from piccolo.table import Table
 
 class Account(Table, tablename="account"):
     """A person who signs in. ``role`` is user, admin or superadmin; ``permissions``
-    holds grants such as telephony.manage (administrators hold all of them)."""
+    holds grants such as telephony.manage (administrators hold all of them).
+    ``password_change_required``: the password was one-time (the first superadmin's);
+    nothing but changing it is allowed until it is changed."""
 
     id = UUID(primary_key=True)
     email = Text(unique=True)
@@ -31,6 +34,7 @@ class Account(Table, tablename="account"):
     permissions = Array(base_column=Text())
     deactivated_at = Timestamptz(null=True, default=None)
     created_at = Timestamptz(default=TimestamptzNow())
+    password_change_required = Boolean(default=False)
 
 
 class AuthSession(Table, tablename="auth_session"):

@@ -39,3 +39,18 @@ def test_unreadable_toml_is_a_config_error(tmp_path):
     path.write_text("[server\n")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load({}, file=path)
+
+
+def test_slow_client_limits_reach_the_server_configuration():
+    from app.serving import server_config
+
+    defaults = server_config(object(), load({}))
+    assert defaults.timeout_keep_alive == 5 and defaults.limit_concurrency == 1000
+    assert (defaults.http.header_seconds, defaults.http.body_seconds) == (10, 30)
+    given = server_config(object(), load({
+        "SVC__SERVER__HEADER_TIMEOUT_SECONDS": "3", "SVC__SERVER__BODY_TIMEOUT_SECONDS": "7",
+        "SVC__SERVER__KEEP_ALIVE_SECONDS": "2", "SVC__SERVER__MAX_CONNECTIONS": "50"}))
+    assert (given.http.header_seconds, given.http.body_seconds) == (3, 7)
+    assert given.timeout_keep_alive == 2 and given.limit_concurrency == 50
+    with pytest.raises(ConfigError, match="SVC__SERVER__HEADER_TIMEOUT_SECONDS"):
+        load({"SVC__SERVER__HEADER_TIMEOUT_SECONDS": "0"})

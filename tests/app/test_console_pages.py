@@ -35,6 +35,8 @@ async def test_the_form_refuses_a_wrong_password_another_site_and_a_foreign_next
     wrong = await api.post("/login", data={"email": "ann@example.org", "password": "x" * 12})
     assert wrong.status_code == 401 and 'role="alert"' in wrong.text
     assert "svc_session" not in wrong.cookies
+    nul = await api.post("/login", data={"email": "ann@example.org\x00", "password": PASSWORD})
+    assert nul.status_code == 401 and 'role="alert"' in nul.text
     foreign = await api.post("/login", headers={"Origin": "https://elsewhere.example"},
                              data={"email": "ann@example.org", "password": PASSWORD})
     assert foreign.status_code == 403 and "svc_session" not in foreign.cookies
@@ -129,3 +131,46 @@ def test_the_console_scripts_encode_what_they_put_in_an_address():
                  for number, line in enumerate(script.read_text().splitlines(), 1)
                  if raw.search(line)]
     assert offenders == []
+
+# Raw query strings, as an attacker's link would carry them: each decodes to something a
+# browser would take to another host (or to a script) if it were sent back as Location.
+_FOREIGN_NEXT = ("//evil.example", "/%5Cevil.example", "/%5C/evil.example",
+                 "%2F%2Fevil.example", "/%2F/evil.example", "/%09/evil.example",
+                 "/%0A/evil.example", "/%0D/evil.example", "%09//evil.example",
+                 "/%20/evil.example", "https:evil.example", "https://evil.example",
+                 "javascript:alert(1)", "JaVaScRiPt%3Aalert(1)", "evil.example",
+                 "/%255Cevil.example", "/%00/evil.example", "/%7F/evil.example")
+
+
+@pytest.mark.anyio
+async def test_next_is_only_ever_a_path_on_this_server(api, services):
+    await services.accounts.create("ann@example.org", PASSWORD, "user", ())
+    cookies = (await api.post("/login", data={"email": "ann@example.org",
+                                              "password": PASSWORD})).cookies
+    api.cookies.clear()
+    for raw in _FOREIGN_NEXT:
+        form = await api.get(f"/login?next={raw}")
+        assert 'name="next" value="/"' in form.text, raw
+        signed_in = await api.get(f"/login?next={raw}", cookies=cookies)
+        assert signed_in.headers["location"] == "/", raw
+    kept = await api.get("/login?next=/admin/usage%3Fday%3D1", cookies=cookies)
+    assert kept.headers["location"] == "/admin/usage?day=1"
+
+
+@pytest.mark.anyio
+async def test_the_api_document_page_loads_only_from_this_server(api):
+    import re
+
+    page = await api.get("/docs")
+    assert page.status_code == 200
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    references = re.findall(r'(?:src|href)="([^"]*)"', page.text)
+    assert references and all(ref.startswith("/") and not ref.startswith("//")
+                              for ref in references), references
+    assert "<script>" not in page.text  # no inline script under the policy
+    for ref in references:
+        asset = await api.get(ref)
+        assert asset.status_code == 200 and asset.content, ref
+    assert "SwaggerUIBundle" in (await api.get("/docs/assets/swagger-ui-bundle.js")).text
+    assert (await api.get("/docs/assets/index.html")).status_code == 404
+    assert (await api.get("/docs/assets/..%2F__init__.py")).status_code == 404

@@ -97,3 +97,30 @@ def test_the_time_of_a_line_is_utc_to_the_millisecond():
         entry.created = created
         expected = dt.datetime.fromtimestamp(created, dt.UTC).isoformat(timespec="milliseconds")
         assert json.loads(formatter.format(entry))["at"] == expected
+
+
+def test_a_database_error_is_logged_without_the_values_it_quotes():
+    import asyncpg
+
+    secret = "".join(("my", " secret"))  # not spelt out: the traceback shows source lines
+
+    def failing_query():
+        try:
+            raise asyncpg.exceptions.DataError(f"invalid input for query argument $1: {secret}")
+        except asyncpg.exceptions.DataError as exc:
+            raise RuntimeError(f"while storing {secret}") from exc
+
+    try:
+        failing_query()
+    except RuntimeError:
+        logged = logging.LogRecord("svc.test", logging.ERROR, __file__, 1, "storing failed",
+                                   None, __import__("sys").exc_info())
+    line = json.loads(JsonFormatter().format(logged))
+    assert "DataError" in line["error"] and "failing_query" in line["error"]
+    assert secret not in line["error"]
+    try:
+        raise ValueError("an ordinary error keeps its message")
+    except ValueError:
+        ordinary = logging.LogRecord("svc.test", logging.ERROR, __file__, 1, "failed", None,
+                                     __import__("sys").exc_info())
+    assert "keeps its message" in json.loads(JsonFormatter().format(ordinary))["error"]

@@ -127,6 +127,10 @@ def deployment(postgres, tmp_path_factory) -> Iterator[Deployment]:
         token = httpx.post(f"{servers[0]}/api/auth/login", json={
             "email": "admin@localhost", "password": password}).json()["token"]
         root = {"Authorization": f"Bearer {token}"}
+        # The one-time password is changed before anything else is allowed.
+        changed = httpx.post(f"{servers[0]}/api/me/password", headers=root, json={
+            "current_password": password, "new_password": secrets.token_urlsafe(15)})
+        assert changed.status_code == 204, changed.text
         for provider, base_url, model in (
                 ("fake", f"http://127.0.0.1:{upstream_port}/v1", "fake-small"),
                 ("gone", f"http://127.0.0.1:{free_port()}/v1", "gone-model")):

@@ -21,11 +21,11 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Coroutine
 
-import uvicorn
 
 from app import db
 from app.config import BootConfig
 from app.main import create_app
+from app.serving import server_config
 from app.services.bundle import Services
 from tests.support.http import _EmbeddedServer, free_socket
 
@@ -77,8 +77,7 @@ class ConsoleServer:
         app = create_app(self.services, own_pool=False, scheduled_jobs=False)
         sock = free_socket()
         self.base_url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        self._server = _EmbeddedServer(uvicorn.Config(app, lifespan="on", log_config=None,
-                                                      access_log=False, http="httptools"))
+        self._server = _EmbeddedServer(server_config(app, self.boot))
         serving = asyncio.ensure_future(self._server.serve([sock]))
         while not self._server.started and not serving.done():
             await asyncio.sleep(0.01)

@@ -152,3 +152,33 @@ def test_a_user_stores_and_removes_a_key_of_their_own_for_a_provider(page, conso
     row.get_by_role("button", name="Remove the key for office-gpu").click()
     page.get_by_role("dialog").get_by_role("button", name="Confirm").click()
     expect(page.locator("#keys")).to_contain_text("You use the shared keys for every provider.")
+
+
+def test_the_api_document_renders_from_this_server_under_the_policy(page, console):
+    complaints: list[str] = []
+    elsewhere: list[str] = []
+    page.on("console", lambda message: message.type == "error"
+            and complaints.append(message.text))
+    page.on("request", lambda request: not request.url.startswith(
+        (console.base_url, "data:", "blob:")) and elsewhere.append(request.url))
+    page.goto("/docs")
+    page.locator(".swagger-ui .opblock").first.wait_for()
+    expect(page.locator(".swagger-ui .info .title")).to_contain_text("svc")
+    screenshot(page, "api-document")
+    assert complaints == [] and elsewhere == []
+
+
+def test_the_one_time_password_is_changed_before_anything_else(page, console):
+    one_time = console.run(console.services.accounts.ensure_first_superadmin())
+    sign_in(page, "admin@localhost", one_time)
+    page.wait_for_url(re.compile(r"/profile/password$"))
+    page.goto("/admin/accounts")
+    page.wait_for_url(re.compile(r"/profile/password$"))
+    settled(page)
+    page.get_by_label("Current password").fill(one_time)
+    page.get_by_label("New password (at least 10 characters)").fill("my own passphrase now")
+    page.get_by_label("New password again").fill("my own passphrase now")
+    page.get_by_role("button", name="Change password").click()
+    expect(page.get_by_role("status")).to_contain_text("Your password is changed")
+    page.goto("/admin/accounts")
+    page.get_by_role("heading", level=1, name="Accounts").wait_for()

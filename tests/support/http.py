@@ -11,7 +11,7 @@ import httpx
 import uvicorn
 
 from app.main import create_app
-from core.carrier_media import MAX_MESSAGE_BYTES
+from app.serving import server_config
 from app.services.bundle import Services
 
 
@@ -52,12 +52,7 @@ async def running_app(services: Services, *,
     app = create_app(services, own_pool=False, scheduled_jobs=scheduled_jobs)
     sock = free_socket()
     port = sock.getsockname()[1]
-    server = _EmbeddedServer(uvicorn.Config(app, lifespan="on", log_config=None,
-                                            access_log=False, http="httptools",
-                                            ws_max_size=MAX_MESSAGE_BYTES,
-                                            # as ``svc serve``: the application
-                                            # alone judges forwarded headers
-                                            proxy_headers=False))
+    server = _EmbeddedServer(server_config(app, services.boot))
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(server.serve, [sock])
         while not server.started:

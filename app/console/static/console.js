@@ -27,6 +27,10 @@ export async function api(method, path, body) {
   if (error && error.code === "not_signed_in") {
     location.assign("/login?next=" + encodeURIComponent(location.pathname));
   }
+  // The one-time password must be changed before anything else.
+  if (error && error.code === "password_change_required" && location.pathname !== "/profile/password") {
+    location.assign("/profile/password");
+  }
   if (error) throw error;
   return payload;
 }
