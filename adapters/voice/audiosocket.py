@@ -127,6 +127,25 @@ def _no_key(digit: str) -> None:
     pass
 
 
+# Above 44.1 kHz caller audio comes down by halves, then 24 -> 8 kHz (the resampler's
+# filters: ``kernels._resample_design``).
+_DOWN_STEPS = {48000: (24000,), 96000: (48000, 24000), 192000: (96000, 48000, 24000)}
+
+
+class _ToLineRate:
+    """Caller audio at ``rate`` brought to the session's 8 kHz, in as many steps as
+    the resampler's filters need."""
+
+    def __init__(self, rate: int) -> None:
+        rates = (rate, *_DOWN_STEPS.get(rate, ()), LINE_RATE)
+        self._steps = [Resampler(a, b) for a, b in zip(rates, rates[1:])]
+
+    def process(self, pcm: bytes) -> bytes:
+        for step in self._steps:
+            pcm = step.process(pcm)
+        return pcm
+
+
 class AudioSocketTransport:
     """One introduced AudioSocket connection, as a ``CallTransport``."""
 
@@ -141,7 +160,7 @@ class AudioSocketTransport:
         self._fault: RemoteProtocolError | None = None  # the peer's, not yet raised
         self.frames_sent = 0
         # Caller audio at another rate than the session's, and ours to the caller's.
-        self._from_peer: dict[int, Resampler] = {}
+        self._from_peer: dict[int, _ToLineRate] = {}
         self._to_peer: tuple[int, Resampler] | None = None
 
     def _caller_item(self, event: AudioReceived | DtmfReceived) -> bytes | str:
@@ -152,7 +171,7 @@ class AudioSocketTransport:
             return event.pcm
         resampler = self._from_peer.get(event.rate)
         if resampler is None:
-            resampler = self._from_peer[event.rate] = Resampler(event.rate, LINE_RATE)
+            resampler = self._from_peer[event.rate] = _ToLineRate(event.rate)
         return resampler.process(event.pcm)
 
     def _peer_frame(self, pcm: bytes) -> bytes:

@@ -76,7 +76,8 @@ async def test_audiosocket_caller_audio_keys_and_hangup():
     stream = RecordingStream([frames[:5], frames[5:] + b"\x03\x00", HEADER.pack(0x00, 0)])
     transport = AudioSocketTransport(stream, introduced())
     assert await transport.receive() == b"\x01\x00\x02\x00"
-    assert await transport.receive() == b"\x03\x00"  # the key press is passed over
+    assert await transport.receive() == "5"  # the key press, handed on
+    assert await transport.receive() == b"\x03\x00"
     assert await transport.receive() is None  # the hangup frame
     await transport.send_frame(FRAME)  # nothing is played to a caller who has gone
     assert stream.sends == []
@@ -99,6 +100,21 @@ async def test_audiosocket_errors_from_the_telephone_system(ending, broken, our_
     else:
         assert await transport.receive() is None
     assert stream.sends == our_reply
+
+
+@pytest.mark.parametrize(("kind", "rate"), [(0x11, 12000), (0x12, 16000), (0x13, 24000),
+                                            (0x14, 32000), (0x15, 44100), (0x16, 48000),
+                                            (0x17, 96000), (0x18, 192000)])
+async def test_audiosocket_higher_rate_audio_comes_to_8_khz_and_we_answer_in_its_kind(
+        kind, rate):
+    twenty_ms = rate // 50 * 2
+    stream = RecordingStream([HEADER.pack(kind, twenty_ms) + bytes(twenty_ms)] * 10)
+    transport = AudioSocketTransport(stream, introduced())
+    heard = b"".join([await transport.receive() for _ in range(10)])
+    assert abs(len(heard) - 10 * 320) <= 4  # the filters' delay, no more
+    await transport.send_frame(FRAME)
+    [sent] = stream.sends
+    assert HEADER.unpack(sent[:3]) == (kind, twenty_ms)
 
 
 async def test_audiosocket_peer_closing_the_socket_is_a_hangup():
@@ -233,6 +249,21 @@ async def test_carrier_barge_in_clears_and_marks_returned_after_it_count_as_clea
     # The first mark came back after the clear too, but it had been sent before it:
     # both were cleared as far as the carrier's queue is concerned.
     assert (transport.marks_heard, transport.marks_cleared) == (0, 2)
+
+
+async def test_carrier_keys_unknown_events_and_strange_marks_never_end_the_call():
+    peer = TextPeer([
+        json.dumps({"event": "dtmf", "streamSid": "MZ1",
+                    "dtmf": {"track": "inbound_track", "digit": "4"}}),
+        json.dumps({"event": "transcription", "streamSid": "MZ1", "text": "hi"}),
+        mark("never-sent"),
+        json.dumps({"event": "media", "streamSid": "MZ1", "media": {
+            "track": "inbound", "chunk": "1", "timestamp": "20", "payload": "/w=="}}),
+    ])
+    transport = carrier(peer)
+    assert await transport.receive() == "4"
+    assert await transport.receive() == b"\x00\x00"  # μ-law 0xff: silence
+    assert peer.closed_with is None
 
 
 async def test_carrier_mark_returned_before_a_clear_was_heard():
