@@ -294,7 +294,7 @@ async def test_carrier_stream_without_a_ticket_is_closed_without_a_word(messages
 
 
 async def test_carrier_ticket_is_redeemed_and_the_call_runs_over_the_stream():
-    peer = TextPeer([start("t-42"), mark("never-sent")])
+    peer = TextPeer([start("t-42"), mark("never-sent"), "not json"])
     answered: list[object] = []
 
     async def redeem(token: str):
@@ -302,8 +302,8 @@ async def test_carrier_ticket_is_redeemed_and_the_call_runs_over_the_stream():
 
     async def answer(transport, call):
         answered.append(call)
-        with pytest.raises(TransportBroken):  # a mark we never sent breaks the protocol
-            await transport.receive()
+        with pytest.raises(TransportBroken):  # a mark we never sent is passed over;
+            await transport.receive()  # a message that is not JSON breaks the protocol
 
     await serve_carrier_stream(peer, redeem, answer)
     assert answered == [{"ticket": "t-42"}]
