@@ -9,6 +9,8 @@ import aiohttp
 import pytest
 
 from adapters.call_simulator import (
+    FutureEvent,
+    Press,
     AwaitHangup,
     Caller,
     Listen,
@@ -54,7 +56,7 @@ async def ring(transport: str, line, steps, **kwargs):
             return await ring_pbx(server_url=line.http_url, audiosocket=line.audiosocket,
                                   secret=kwargs.get("secret", SECRET),
                                   caller_number="+441632960777", dialled="+441632960001",
-                                  caller=caller, http=http)
+                                  caller=caller, http=http, rate=kwargs.get("rate", 8000))
         return await ring_carrier(server_url=line.http_url, public_base=line.base_url,
                                   credential=kwargs.get("credential", CREDENTIAL),
                                   caller_number="+441632960777", dialled="+441632960001",
@@ -96,11 +98,40 @@ async def test_the_caller_hanging_up_ends_the_call_from_the_callers_side(transpo
     assert 0 < len(report.replies) <= 1
 
 
-async def test_a_frame_kind_asterisk_does_not_accept_is_answered_with_an_error_frame():
+async def test_a_frame_kind_asterisk_does_not_accept_drops_the_call_without_a_word():
     async with running_fake_line(Behaviour(opening_ms=200, bad_kind=0x03)) as line:
-        report = await ring("pbx", line, [Listen(quiet_ms=2000, timeout_s=5)])
+        report = await ring("pbx", line, [Listen(quiet_ms=1500, timeout_s=5)])
     assert report.ended_by == "fault"
     assert "DTMF" in report.fault
+    assert line.closed_after_fault and line.errors_received == []  # it never sends 0xff
+
+
+async def test_asterisk_hangs_up_on_a_line_that_sends_no_audio_for_two_seconds():
+    # The fake line says its opening, then waits for a turn without sending anything.
+    async with running_fake_line(Behaviour(opening_ms=200)) as line:
+        report = await ring("pbx", line, [Listen(quiet_ms=4000, timeout_s=6)])
+    assert report.ended_by == "inactivity"
+    assert "2000 ms" in report.fault
+
+
+async def test_asterisk_at_slin16_sends_and_expects_kind_0x12():
+    async with running_fake_line(Behaviour(opening_ms=600, reply_ms=400)) as line:
+        report = await ring("pbx", line, [Listen(quiet_ms=400, timeout_s=5),
+                                          Say("hello there"), AwaitHangup(timeout_s=5)],
+                            rate=16000)
+    assert report.ended_by == "line", report
+    assert report.rates == {16000} and report.odd_frames == 0
+    await transcribe(report, LengthRecogniser())
+    assert [reply.transcript for reply in report.replies] == ["600 ms", "400 ms"]
+
+
+async def test_the_carrier_sends_keys_and_events_of_a_later_version_of_its_stream():
+    async with running_fake_line(Behaviour(opening_ms=300, reply_ms=300)) as line:
+        report = await ring("carrier", line, [Listen(quiet_ms=400, timeout_s=5),
+                                              FutureEvent(), Press("5"), Say("hello there"),
+                                              AwaitHangup(timeout_s=5)])
+    assert report.ended_by == "line", report  # the unknown event ended nothing
+    assert line.keys == ["5"] and line.ignored == ["unknown event 'heartbeat'"]
 
 
 @pytest.mark.parametrize("transport", ["pbx", "carrier"])
