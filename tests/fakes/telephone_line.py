@@ -67,6 +67,8 @@ class Behaviour:
     bad_kind: int | None = None
     #: Approve a transfer once the call ends.
     transfer: bool = False
+    #: Pbx: send nothing while nothing is said (else silence, as the service does).
+    quiet_pbx: bool = False
 
 
 @dataclass
@@ -170,14 +172,29 @@ class FakeLine:
         inbound: anyio.abc.ObjectSendStream
         inbound, frames = anyio.create_memory_object_stream(1000)
 
-        async def send(pcm: bytes) -> None:
+        listening = [False]  # waiting for the caller's turn, saying nothing
+
+        async def write(pcm: bytes) -> None:
             # Answered at the caller's rate, in the caller's kind, as the service does.
             if connection.rate != 8000:
                 pcm = resample(pcm, 8000, connection.rate)
             connection.send(SendAudio(pcm))
             await stream.send(connection.data_to_send())
 
+        async def send(pcm: bytes) -> None:
+            listening[0] = False
+            await write(pcm)
+
+        async def keep_busy() -> None:
+            # Silence while it listens, as the service does (Asterisk gives up after
+            # 2 s without audio); ``quiet_pbx`` leaves the line quiet instead.
+            while not self.behaviour.quiet_pbx:
+                await anyio.sleep(0.02)
+                if listening[0]:
+                    await write(bytes(320))
+
         async def receive_frames():
+            listening[0] = True
             async for frame in frames:
                 yield frame
 
@@ -210,6 +227,7 @@ class FakeLine:
                     tasks.cancel_scope.cancel()
 
                 tasks.start_soon(read)
+                tasks.start_soon(keep_busy)
                 await self._talk(send, receive_frames)
                 if self.behaviour.bad_kind is not None:
                     await stream.send(bytes([self.behaviour.bad_kind, 0, 1, 0x31]))
