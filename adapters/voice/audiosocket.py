@@ -38,6 +38,7 @@ from adapters.voice.frame_stream import serve_frame_streams
 from adapters.voice.pacing import frame_ticker
 from adapters.voice.transport import LINE_RATE, CallTransport, TransportBroken, pull_audio
 from core.audiosocket import (
+    AUDIO_FRAME_BYTES,
     AudioReceived,
     AudioSocketConnection,
     ConnectionState,
@@ -127,6 +128,11 @@ def _no_key(digit: str) -> None:
     pass
 
 
+#: Admitted calls whose session has not yet started playing (preparing: the line, the
+#: engines, the transcript) get silence from this long after admission on, so a slow
+#: start never meets Asterisk's 2-second no-activity timeout.
+QUIET_START_SECONDS = 0.5
+
 # Above 44.1 kHz caller audio comes down by halves, then 24 -> 8 kHz (the resampler's
 # filters: ``kernels._resample_design``).
 _DOWN_STEPS = {48000: (24000,), 96000: (48000, 24000), 192000: (96000, 48000, 24000)}
@@ -162,6 +168,21 @@ class AudioSocketTransport:
         # Caller audio at another rate than the session's, and ours to the caller's.
         self._from_peer: dict[int, _ToLineRate] = {}
         self._to_peer: tuple[int, Resampler] | None = None
+        self._waiting: _QuietStart | None = None
+
+    def keep_busy_until_played(self) -> None:
+        """Send silence while the call is prepared, until the player takes the line
+        (``frame_writer``, ``send_frame``) or the call ends. Only on a frame stream
+        under asyncio: elsewhere the player's own silence is all there is."""
+        write_now = getattr(self.stream, "write_now", None)
+        if write_now is None or sniffio.current_async_library() != "asyncio":
+            return
+        self._waiting = _QuietStart(self, write_now)
+
+    def _played(self) -> None:
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None:
+            waiting.leave()
 
     def _caller_item(self, event: AudioReceived | DtmfReceived) -> bytes | str:
         """Caller audio at the session's rate, or the key pressed."""
@@ -314,6 +335,7 @@ class AudioSocketTransport:
             raise TransportBroken(f"the audio connection cannot be written: {exc}") from None
 
     async def send_frame(self, pcm: bytes) -> None:
+        self._played()
         if self.connection.state is not ConnectionState.OPEN:
             return  # the caller is gone; nothing more is played
         self.connection.send(SendAudio(self._peer_frame(pcm)))
@@ -324,6 +346,7 @@ class AudioSocketTransport:
         """``send_frame`` without waiting, for the player to call from the shared
         ticker: False while the peer is not keeping up (nothing written). None when the
         stream cannot write without waiting (only frame streams can)."""
+        self._played()
         write_now = getattr(self.stream, "write_now", None)
         if write_now is None:
             return None
@@ -351,6 +374,7 @@ class AudioSocketTransport:
         """Nothing is queued beyond the frame just sent: stopping the player is enough."""
 
     async def hang_up(self) -> None:
+        self._played()
         if self.connection.state in (ConnectionState.OPEN, ConnectionState.PEER_HUNG_UP):
             self.connection.send(SendHangup())
             try:
@@ -358,6 +382,41 @@ class AudioSocketTransport:
             except TransportBroken:
                 pass  # gone already: the end is the same
         await self.stream.aclose()
+
+
+class _QuietStart:
+    """A member of the shared ticker that keeps a just-admitted call's line busy with
+    silence (``QUIET_START_SECONDS`` after admission on) until the player takes over."""
+
+    def __init__(self, transport: AudioSocketTransport,
+                 write_now: Callable[[bytes], bool]) -> None:
+        self._transport = transport
+        self._write_now = write_now
+        self._ticker = frame_ticker()
+        self._from = self._ticker.clock() + QUIET_START_SECONDS
+        self._ticker.join(self)
+        self._ticker.wake()
+
+    def on_tick(self) -> bool:
+        if self._ticker.clock() < self._from:
+            return True
+        connection = self._transport.connection
+        if connection.state is not ConnectionState.OPEN:
+            self.leave()
+            return False
+        connection.send(SendAudio(self._transport._peer_frame(bytes(AUDIO_FRAME_BYTES))))
+        try:
+            self._write_now(connection.data_to_send())
+        except _STREAM_ERRORS:
+            self.leave()
+            return False
+        return True
+
+    def tick_failed(self, exc: Exception) -> None:
+        pass  # already left the ring
+
+    def leave(self) -> None:
+        self._ticker.leave(self)
 
 
 async def _await_identifier(stream: ByteStream, connection: AudioSocketConnection
@@ -392,4 +451,9 @@ async def serve_audiosocket(stream: ByteStream,
         call = await redeem(str(identifier.call_id))
         if call is None:
             return  # an unknown, late or used identifier: closed without a word
-        await answer(AudioSocketTransport(stream, connection, pending), call)
+        transport = AudioSocketTransport(stream, connection, pending)
+        transport.keep_busy_until_played()
+        try:
+            await answer(transport, call)
+        finally:
+            transport._played()

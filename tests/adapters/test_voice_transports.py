@@ -404,6 +404,33 @@ async def test_a_failing_call_does_not_take_the_listener_down():
             tasks.cancel_scope.cancel()
 
 
+async def test_a_call_still_being_prepared_keeps_asterisk_from_giving_up():
+    from anyio.abc import SocketAttribute
+
+    from adapters.voice.audiosocket import bind_audiosocket, serve_audiosockets
+
+    listener = await bind_audiosocket("127.0.0.1:0")
+    port = listener.extra(SocketAttribute.local_port)
+
+    async def redeem(token: str):
+        return token
+
+    async def answer(transport, call):
+        await anyio.sleep(1.5)  # a slow start: the line, the engines, the transcript
+        await transport.hang_up()
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(serve_audiosockets, listener, redeem, answer)
+            async with await connect_presenting_an_identifier(port) as stream:
+                data = await read_all(stream)
+            tasks.cancel_scope.cancel()
+    silence = HEADER.pack(0x10, 320) + bytes(320)
+    assert data.endswith(HEADER.pack(0x00, 0))
+    body = data[:-3]
+    assert body == silence * (len(body) // len(silence)) and len(body) // len(silence) >= 20
+
+
 async def connect_presenting_an_identifier(port: int):
     stream = await anyio.connect_tcp("127.0.0.1", port)
     await stream.send(HEADER.pack(0x01, 16) + uuid.uuid4().bytes)
