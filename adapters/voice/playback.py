@@ -232,7 +232,9 @@ class Player:
             self._make_room()
         if queue and type(queue[0][1]) is not bytes:
             self._work.set()  # the utterance's last frame went out
-        return True if self._keeps_busy else bool(taken) or bool(queue)
+        # Rung again while frames wait (an utterance's end is the task's: it wakes the
+        # ticker once done), or always for a line kept busy.
+        return self._keeps_busy or bool(queue) and type(queue[0][1]) is bytes
 
     def _send(self, taken: list[tuple[int | None, bytes]]) -> bool:
         """Send the slot's frames; False once the player failed."""
