@@ -239,13 +239,15 @@ class _Utterance(argparse.Action):
 
 
 def _caller_script(args: argparse.Namespace) -> list:
-    from adapters.call_simulator import AudioFileError, Listen, Play, Say, read_wav
+    from adapters.call_simulator import AudioFileError, Listen, Play, Press, Say, read_wav
 
     listen = Listen(quiet_ms=args.quiet_ms, timeout_s=args.listen_secs)
     steps: list = [] if args.over_opening else [listen]
     for kind, value in args.utterances or []:
         if kind == "say":
             steps.append(Say(value))
+        elif kind == "press":
+            steps.extend(Press(key) for key in value)
         else:
             try:
                 steps.append(Play(read_wav(Path(value)), label=Path(value).name))
@@ -253,6 +255,18 @@ def _caller_script(args: argparse.Namespace) -> list:
                 raise Exit(EX_DATAERR, str(exc)) from None
         steps.append(listen)
     return steps
+
+
+def _at_telephone_level(steps: list, args: argparse.Namespace) -> list:
+    """The caller's speech at the asked level and noise (``--level-dbfs``,
+    ``--noise-snr``), as a telephone line would carry it."""
+    from adapters.call_simulator import Play, at_telephone_level
+
+    if args.level_dbfs is None and args.noise_snr is None:
+        return steps
+    return [Play(at_telephone_level(step.pcm, args.level_dbfs, args.noise_snr, seed=index),
+                 step.label) if isinstance(step, Play) else step
+            for index, step in enumerate(steps)]
 
 
 def _audiosocket_address(text: str | None) -> tuple[str, int]:
@@ -295,7 +309,7 @@ async def _simulate(args: argparse.Namespace) -> int:
     synthesiser = _local_synthesiser() if any(k == "say" for k, _ in args.utterances or []) \
         else None
     try:
-        caller = Caller(await prepare(steps, synthesiser))
+        caller = Caller(_at_telephone_level(await prepare(steps, synthesiser), args))
     except SpeechUnavailable as exc:
         raise Exit(EX_UNAVAILABLE, f"local synthesis failed: {exc}") from None
     common = {"server_url": args.server, "caller_number": args.caller, "dialled": args.to,
@@ -305,7 +319,8 @@ async def _simulate(args: argparse.Namespace) -> int:
                                                                        sock_connect=10)) as http:
             if args.via == "pbx":
                 report = await ring_pbx(audiosocket=_audiosocket_address(args.audiosocket),
-                                        secret=args.secret or "", http=http, **common)
+                                        secret=args.secret or "", http=http, rate=args.rate,
+                                        **common)
             else:
                 report = await ring_carrier(public_base=args.public_url,
                                             credential=args.credential or "", http=http,
@@ -330,6 +345,9 @@ def cmd_call_simulate(args: argparse.Namespace) -> int:
     configure_logging("warning")
     if args.via == "carrier" and not args.credential:
         raise Exit(EX_USAGE, "give the stored carrier credential with --credential")
+    if args.rate != 8000 and args.via != "pbx":
+        raise Exit(EX_USAGE, "--rate is the AudioSocket channel's: only with --via pbx "
+                             "(a carrier's stream is 8 kHz)")
     if args.via == "pbx":
         _audiosocket_address(args.audiosocket)
         if not args.secret:
@@ -390,6 +408,17 @@ def parser() -> argparse.ArgumentParser:
                           help="say this (repeatable; in order with --play)")
     simulate.add_argument("--play", action=_Utterance, const="play", metavar="WAV",
                           help="play this 16-bit WAV file (repeatable)")
+    simulate.add_argument("--press", action=_Utterance, const="press", metavar="KEYS",
+                          help="press keys (0-9, *, #), in turn with --say and --play")
+    simulate.add_argument("--rate", type=int, default=8000,
+                          choices=(8000, 12000, 16000, 24000, 32000, 44100, 48000, 96000,
+                                   192000),
+                          help="pbx: the channel's rate; above 8000 the caller's audio goes "
+                               "in the channel driver's higher-rate kinds (16000: slin16)")
+    simulate.add_argument("--level-dbfs", type=float, metavar="DB",
+                          help="play the caller's speech at this active level, e.g. -26")
+    simulate.add_argument("--noise-snr", type=float, metavar="DB",
+                          help="add white noise this far below the caller's speech level")
     simulate.add_argument("--over-opening", action="store_true",
                           help="speak at once, over the opening, instead of after it")
     simulate.add_argument("--quiet-ms", type=int, default=1200,

@@ -14,7 +14,13 @@ merged away (timed by their read instead), the CPU the callers themselves used
 (a share of their own core) and, with ``--churn C``, the calls rung and answered during
 the window (``rung``): C times a second the oldest call hangs up and a new one is rung,
 so calls come and go while the others are measured, as on a busy line. Last, the
-server's resident memory (MB) as the window opened and as it closed.
+server's resident memory (MB) as the window opened and as it closed, the longest gap
+between two frames of the opening (``gap``, ms) and the most frames that arrived
+within one 20 ms slot (``burst``: a catch-up after a busy moment sends two).
+
+``--hog`` runs a CPU-bound process pinned to the server's core for the whole run, as
+another program busy on the same machine would: the server then gets about half its
+core, in slices the kernel's scheduler decides.
 
 Goal (issue: telephone lines, part 2): 500 calls on one core, p99 jitter under 5 ms,
 no slot without its frame.
@@ -84,6 +90,24 @@ def process(args: list[str], ready: str):
             proc.kill()
 
 
+#: Spins on one core until killed: the busy neighbour of ``--hog``.
+HOG = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
+
+
+@contextmanager
+def hogging(cpu: int, wanted: bool):
+    """A CPU-bound process pinned to ``cpu`` while the block runs (when ``wanted``)."""
+    if not wanted:
+        yield
+        return
+    hog = subprocess.Popen([sys.executable, "-c", HOG, str(cpu)])
+    try:
+        yield
+    finally:
+        hog.kill()
+        hog.wait()
+
+
 def json_caller(base: str):
     """A tiny JSON client for setting svc up over its own API."""
 
@@ -147,7 +171,8 @@ def _row(result: LoadResult, cpu_seconds: float, callers_cpu_seconds: float,
             f"{_percentile(result.read_jitter_ms, 0.99):>8.2f} {result.frames:>8} "
             f"{result.missed_slots:>7} {result.odd_frames:>5} {result.ended_early:>6} "
             f"{result.faults:>6} {result.merged:>6} {callers:>7.1f} {result.rung_in_window:>6} "
-            f"{rss_mb[0]:>6.0f} {rss_mb[1]:>6.0f}")
+            f"{rss_mb[0]:>6.0f} {rss_mb[1]:>6.0f} {result.max_gap_ms:>6.0f} "
+            f"{result.max_burst:>5}")
 
 
 async def _measured(server: psutil.Process,
@@ -177,6 +202,8 @@ def main() -> None:
     parser.add_argument("--client-cpu", type=int, default=1)
     parser.add_argument("--profile", help="profile the measured server (cProfile) into this "
                                            "file, read with python -m pstats")
+    parser.add_argument("--hog", action="store_true",
+                        help="keep a CPU-bound process busy on the server's core meanwhile")
     args = parser.parse_args()
     levels = [int(n) for n in args.calls.split(",")]
     os.sched_setaffinity(0, {args.client_cpu})
@@ -197,12 +224,13 @@ def main() -> None:
             churned = round(args.churn * args.window)
             lines = {n: _lines(call, token, agent_id, owner_id, n + churned, run)
                      for run, n in enumerate(levels)}
-        with process(measured, "svc is serving") as (proc, _):
+        with process(measured, "svc is serving") as (proc, _), hogging(args.server_cpu,
+                                                                        args.hog):
             serving = psutil.Process(proc.pid)
             print(f"\n{'calls':>5} {'up':>5} {'cpu %':>8} {'%/call':>8} {'fps':>6} {'jit p50':>8} "
                   f"{'jit p99':>8} {'read p99':>8} {'frames':>8} {'missed':>7} {'odd':>5} "
                   f"{'ended':>6} {'faults':>6} {'merged':>6} {'callers':>7} {'rung':>6} "
-                  f"{'rss0':>6} {'rss1':>6}")
+                  f"{'rss0':>6} {'rss1':>6} {'gap':>6} {'burst':>5}")
             for n in levels:
                 print(_row(*_run(serving, base, pbx_port, lines[n], n, args.window,
                                  args.churn)), flush=True)

@@ -150,6 +150,10 @@ class LoadResult:
     merged: int = 0
     frames: int = 0
     missed_slots: int = 0
+    #: The longest interval between two frames inside an utterance (ms), and the most
+    #: frames that arrived within one 20 ms slot (a burst the caller's side must take).
+    max_gap_ms: float = 0.0
+    max_burst: int = 0
     odd_frames: int = 0
     ended_early: int = 0
     faults: int = 0
@@ -251,6 +255,19 @@ def _measure(probe: CallProbe, start: float, end: float, result: LoadResult) -> 
     result.merged += probe.merged
     result.missed_slots += _pacing(arrivals, result.jitter_ms)
     _pacing([probe.reads[index] for index in window], result.read_jitter_ms)
+    gaps = [b - a for a, b in zip(arrivals, arrivals[1:]) if b - a <= UTTERANCE_GAP_S]
+    result.max_gap_ms = max([result.max_gap_ms, *(gap * 1000 for gap in gaps)])
+    result.max_burst = max(result.max_burst, _burst(arrivals))
+
+
+def _burst(times: list[float]) -> int:
+    """The most frames that arrived within one 20 ms slot."""
+    most, first = 0, 0
+    for index, at in enumerate(times):
+        while at - times[first] >= FRAME_S:
+            first += 1
+        most = max(most, index - first + 1)
+    return most
 
 
 def _pacing(times: list[float], jitter_ms: list[float]) -> int:

@@ -9,7 +9,8 @@ the first of these that applies:
 1. A tool ran this turn: say what it returned (or, refused or failed, say so and, where
    the refusal suggests it, offer to take a message).
 2. The question matches an intent rule and the agent has a tool for it — put through
-   to a person, book, take a message, tell the time — call that tool, filling the
+   to a person, book, take a message, tell the time, end the call on a goodbye — call
+   that tool, filling the
    arguments it can parse from the question; when a required one cannot be found, ask
    for it instead.
 3. Otherwise answer extractively: the passage sentences sharing the most (rarity
@@ -136,6 +137,9 @@ _INTENTS = (
             ("message",)),
     _Intent(("what time", "the time", "time is it", "current time", "clock"),
             ("time", "clock")),
+    # Last: a goodbye inside another request ("book it, thanks, bye") is that request.
+    _Intent(("goodbye", "good bye", "bye", "bye bye", "that's all", "that is all",
+             "hang up"), ("end_call", "hang up", "end the call")),
 )
 
 

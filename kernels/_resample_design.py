@@ -17,7 +17,8 @@ The specification (the telephone band, for every conversion):
   one side is 8 kHz, 8600 Hz for 24 or 22.05 kHz to 16 kHz), at least
   ``STOPBAND_ATTENUATION_DB`` down, so every alias or image that lands in the
   telephone band of the output is at least that far down;
-- linear phase (a symmetric, odd-length prototype), at most 2.5 ms of delay.
+- linear phase (a symmetric, odd-length prototype), at most 2.5 ms of delay (5 ms
+  for the higher AudioSocket rates, ``max_delay``).
 
 The prototype runs at ``up * from_rate`` and is split into ``up`` polyphase
 branches. It is designed by weighted least squares with Lawson's reweighting
@@ -41,16 +42,32 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+#: Rates of Asterisk AudioSocket's higher-rate audio kinds (slin12 … slin192), each
+#: converted to and from the telephone line's 8 kHz (16 and 24 kHz are below).
+AUDIOSOCKET_RATES = (12000, 32000, 44100, 48000, 96000, 192000)
+
+#: Rates above 44.1 kHz come down to 8 kHz by halves (then 24 -> 8 kHz): one Q15 filter
+#: from 48 kHz or more straight to 8 kHz would need so many taps that their rounding
+#: alone would fill the stopband.
+HALVINGS = ((48000, 24000), (96000, 48000), (192000, 96000))
+
 #: (from_rate, to_rate) pairs the resampler supports.
-CONVERSIONS = ((8000, 16000), (16000, 8000), (24000, 16000), (24000, 8000), (22050, 16000))
+CONVERSIONS = ((8000, 16000), (16000, 8000), (24000, 16000), (24000, 8000), (22050, 16000),
+               (8000, 24000), (12000, 8000), (32000, 8000), (44100, 8000), *HALVINGS,
+               *((8000, rate) for rate in AUDIOSOCKET_RATES))
 
 PASSBAND_EDGE_HZ = 3400
 STOPBAND_MARGIN_HZ = 600  # beyond the lower rate's Nyquist frequency
 PASSBAND_RIPPLE_DB = 0.02
 STOPBAND_ATTENUATION_DB = 73.0
 MAX_DELAY_SECONDS = 0.0025
+#: The higher-rate AudioSocket conversions: a narrow transition at a high rate needs
+#: a longer filter, and 5 ms is still far below a 20 ms frame.
+MAX_HIGH_RATE_DELAY_SECONDS = 0.005
 #: Above this many branches the prototype is too long for least squares: Kaiser.
 MAX_LEAST_SQUARES_BRANCHES = 8
+#: The same above this many taps (a high input rate against a narrow transition).
+MAX_LEAST_SQUARES_TAPS = 160
 Q15 = 1 << 15
 
 TAPS_MODULE = Path(__file__).with_name("_resample_taps.py")
@@ -177,12 +194,12 @@ def design(np, from_rate: int, to_rate: int) -> Design:
     rate = up * from_rate
     pass_edge = PASSBAND_EDGE_HZ / rate
     stop_edge = (min(from_rate, to_rate) / 2 + STOPBAND_MARGIN_HZ) / rate
-    if up > MAX_LEAST_SQUARES_BRANCHES:
+    if up > MAX_LEAST_SQUARES_BRANCHES or _kaiser_length(pass_edge, stop_edge) > MAX_LEAST_SQUARES_TAPS:
         candidates = _kaiser_candidates(np, up, pass_edge, stop_edge)
     else:
         candidates = _least_squares_candidates(np, up, pass_edge, stop_edge)
     for length, quantised, ripple, attenuation in candidates:
-        if (length - 1) / 2 / rate > MAX_DELAY_SECONDS:
+        if (length - 1) / 2 / rate > max_delay(from_rate, to_rate):
             break
         if ripple <= PASSBAND_RIPPLE_DB and attenuation >= STOPBAND_ATTENUATION_DB:
             taps_per_phase = -(-length // up)
@@ -192,7 +209,15 @@ def design(np, from_rate: int, to_rate: int) -> Design:
             return Design(
                 from_rate, to_rate, up, down, length, taps_per_phase, phases, ripple, attenuation
             )
-    raise ValueError(f"no filter for {from_rate} -> {to_rate} Hz fits in {MAX_DELAY_SECONDS} s")
+    raise ValueError(f"no filter for {from_rate} -> {to_rate} Hz fits in "
+                     f"{max_delay(from_rate, to_rate)} s")
+
+
+def max_delay(from_rate: int, to_rate: int) -> float:
+    """The longest group delay a conversion's filter may have."""
+    if max(from_rate, to_rate) in AUDIOSOCKET_RATES:
+        return MAX_HIGH_RATE_DELAY_SECONDS
+    return MAX_DELAY_SECONDS
 
 
 def _least_squares_candidates(np, up: int, pass_edge: float, stop_edge: float):
@@ -208,13 +233,19 @@ def _kaiser_candidates(np, up: int, pass_edge: float, stop_edge: float):
     """Kaiser filters from the length Kaiser's formula gives, one branch longer each
     time. Plain rounding only: the greedy refinement would take hours at this length."""
     target = STOPBAND_ATTENUATION_DB + 3  # the margin rounding to Q15 eats
-    length = math.ceil((target - 8) / (2.285 * 2 * math.pi * (stop_edge - pass_edge))) | 1
+    length = _kaiser_length(pass_edge, stop_edge)
     while True:
         prototype = _kaiser_lowpass(np, length, pass_edge, stop_edge, target)
         quantised = np.clip(np.round(prototype * up * Q15), 1 - Q15, Q15 - 1)
         ripple, worst = _response(np, quantised, up, pass_edge, stop_edge)
         yield length, quantised.astype(np.int64), ripple, -20 * float(np.log10(worst))
         length += up + up % 2  # at least a whole branch longer, and still odd
+
+
+def _kaiser_length(pass_edge: float, stop_edge: float) -> int:
+    """Kaiser's estimate of the taps a lowpass needs (odd), with the rounding margin."""
+    target = STOPBAND_ATTENUATION_DB + 3
+    return math.ceil((target - 8) / (2.285 * 2 * math.pi * (stop_edge - pass_edge))) | 1
 
 
 def render(designs: list[Design]) -> str:

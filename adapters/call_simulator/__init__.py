@@ -12,13 +12,19 @@ Only the real wire protocols are used: the signalling endpoints over HTTP, the m
 WebSocket or the AudioSocket listener, with the wire formats of ``core``.
 """
 
-from adapters.call_simulator.audio import AudioFileError, read_wav, write_wav
+from adapters.call_simulator.audio import (
+    AudioFileError,
+    at_telephone_level,
+    read_wav,
+    write_wav,
+)
 from adapters.call_simulator.carrier import ring_carrier
 from adapters.call_simulator.pbx import ring_pbx
 from adapters.call_simulator.script import (
     AwaitHangup,
     AwaitSpeech,
     Caller,
+    FutureEvent,
     GoSilent,
     Listen,
     Pause,
@@ -36,6 +42,7 @@ __all__ = [
     "AwaitSpeech",
     "CallReport",
     "Caller",
+    "FutureEvent",
     "GoSilent",
     "Listen",
     "Pause",
@@ -49,6 +56,7 @@ __all__ = [
     "read_wav",
     "ring_carrier",
     "ring_pbx",
+    "at_telephone_level",
     "transcribe",
     "write_wav",
 ]

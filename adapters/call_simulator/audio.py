@@ -8,6 +8,9 @@ rate the resampling kernels convert: 8000, 16000 or 24000 Hz).
 
 from __future__ import annotations
 
+import array
+import math
+import random
 import wave
 from pathlib import Path
 
@@ -21,6 +24,8 @@ __all__ = [
     "FRAME_SECONDS",
     "SILENT_FRAME",
     "AudioFileError",
+    "active_level_dbfs",
+    "at_telephone_level",
     "audible",
     "frames_of",
     "read_wav",
@@ -46,6 +51,46 @@ class AudioFileError(ValueError):
 def audible(frame: bytes) -> bool:
     """Whether a frame of signed linear audio carries speech rather than silence."""
     return rms(frame) >= AUDIBLE_RMS
+
+
+#: Frames quieter than this far below the loudest are pauses, not speech, when the
+#: active speech level is measured (a simple form of ITU-T P.56's threshold).
+_ACTIVE_MARGIN_DB = 30.0
+
+
+def active_level_dbfs(pcm: bytes) -> float:
+    """The RMS level of the speech in ``pcm`` (dB below full scale), measured over
+    its active frames only, so pauses do not lower it; ``-inf`` for silence."""
+    levels = [rms(frame) for frame in frames_of(pcm)]
+    loudest = max(levels, default=0.0)
+    if loudest <= 0.0:
+        return -math.inf
+    floor = loudest * 10 ** (-_ACTIVE_MARGIN_DB / 20)
+    active = [level for level in levels if level >= floor]
+    return 10 * math.log10(sum(level * level for level in active) / len(active))
+
+
+def at_telephone_level(pcm: bytes, level_dbfs: float | None = None,
+                       noise_snr_db: float | None = None, *, seed: int = 0) -> bytes:
+    """``pcm`` as a telephone line carries it: scaled so its active speech level is
+    ``level_dbfs``, then white noise added ``noise_snr_db`` below that level (over the
+    whole clip, pauses included). ``None`` leaves either as it is; samples clip at
+    full scale. ``seed`` makes the noise repeatable."""
+    samples = array.array("h", pcm[:len(pcm) - len(pcm) % 2])
+    level = active_level_dbfs(pcm)
+    gain = 1.0
+    if level_dbfs is not None and level != -math.inf:
+        gain = 10 ** ((level_dbfs - level) / 20)
+        level = level_dbfs
+    noise = 0.0
+    if noise_snr_db is not None and level != -math.inf:
+        # White noise of RMS ``sigma`` (full scale 1.0) at the asked distance below.
+        noise = 10 ** ((level - noise_snr_db) / 20) * 32768
+    draw = random.Random(seed).gauss
+    out = array.array("h", (
+        max(-32768, min(32767, round(sample * gain + (draw(0.0, noise) if noise else 0.0))))
+        for sample in samples))
+    return out.tobytes()
 
 
 def to_call_rate(pcm: bytes, sample_rate: int) -> bytes:

@@ -7,7 +7,8 @@ action=…><Stream url=…><Parameter …/></Stream></Connect>``. The simulator 
 the stream's WebSocket and speaks Twilio Media Streams from the carrier's end
 (``core.carrier_media.CarrierStreamClient``): ``connected``, ``start`` with the
 parameters (the ticket) as ``customParameters``, caller audio as base64 μ-law every
-20 ms, marks returned once their audio played, ``stop`` when the caller hangs up.
+20 ms, keys as ``dtmf``, marks returned once their audio played, an event of a later
+version of the stream when the script asks for one, ``stop`` when the caller hangs up.
 When the service ends the stream the carrier asks the ``action`` address what next
 (``<Dial>`` or ``<Hangup/>``); at the end of the call it posts the final status.
 
@@ -114,6 +115,8 @@ class CarrierLine:
             return
         if action is Action.KEY:
             self.client.send_dtmf(digit)
+        elif action is Action.FUTURE_EVENT:
+            self.client.send_event(digit, {digit: {"track": "inbound"}})
         self.client.send_media(lin2ulaw(frame), at_ms)
         try:
             await self.flush()

@@ -14,6 +14,9 @@ Steps:
 * ``AwaitSpeech(timeout_s)`` — silence until the line is heard speaking;
 * ``Pause(ms)`` — silence for a while;
 * ``Press(digit)`` — one key;
+* ``FutureEvent()`` — the carrier sends an event of its stream that this service does
+  not know (carriers add events over time); Asterisk sends nothing it does not
+  document, so on the pbx transport it is a frame of silence like any other;
 * ``GoSilent(timeout_s)`` — the caller's side stops sending anything at all, as a
   broken network would, until the line gives up or ``timeout_s`` passed;
 * ``AwaitHangup(timeout_s)`` — silence until the line ends the call.
@@ -35,6 +38,7 @@ __all__ = [
     "AwaitHangup",
     "AwaitSpeech",
     "Caller",
+    "FutureEvent",
     "GoSilent",
     "Listen",
     "Pause",
@@ -82,6 +86,11 @@ class Press:
 
 
 @dataclass(frozen=True, slots=True)
+class FutureEvent:
+    name: str = "heartbeat"
+
+
+@dataclass(frozen=True, slots=True)
 class GoSilent:
     timeout_s: float = 15.0
 
@@ -91,7 +100,7 @@ class AwaitHangup:
     timeout_s: float = 30.0
 
 
-Step = Union[Say, Play, Listen, AwaitSpeech, Pause, Press, GoSilent, AwaitHangup]
+Step = Union[Say, Play, Listen, AwaitSpeech, Pause, Press, FutureEvent, GoSilent, AwaitHangup]
 
 
 async def prepare(steps: Iterable[Step], synthesiser: Synthesiser | None) -> list[Step]:
@@ -119,6 +128,9 @@ class Action(enum.Enum):
     AUDIO = "audio"
     #: Press the key in ``Caller.digit`` (and send the frame's audio).
     KEY = "key"
+    #: Send an event the service does not know, named in ``Caller.digit`` (and the
+    #: frame's audio).
+    FUTURE_EVENT = "future_event"
     #: Send nothing this frame: the caller's side has gone dead.
     NOTHING = "nothing"
     #: Hang up now.
@@ -197,12 +209,15 @@ class Caller:
             self._frame_index += 1
             self._last_spoken_s = now_s
             return Action.AUDIO, frame
-        if isinstance(step, Press):
+        if isinstance(step, (Press, FutureEvent)):
             if self._frame_index:
                 return None
             self._frame_index = 1
-            self.digit = step.digit
-            return Action.KEY, SILENT_FRAME
+            if isinstance(step, Press):
+                self.digit = step.digit
+                return Action.KEY, SILENT_FRAME
+            self.digit = step.name
+            return Action.FUTURE_EVENT, SILENT_FRAME
         if isinstance(step, Pause):
             return (Action.AUDIO, SILENT_FRAME) if elapsed * 1000 < step.ms else None
         if self._line_ended:

@@ -66,7 +66,8 @@ class CallReport:
     transport: str
     answered: bool = False
     #: ``caller`` (the script ran out or hung up), ``line`` (the service ended the
-    #: call), ``refused`` (never answered), ``fault`` (the service broke the protocol).
+    #: call), ``refused`` (never answered), ``fault`` (the service broke the protocol),
+    #: ``inactivity`` (Asterisk gave up: no audio from the service for 2 s).
     ended_by: str = ""
     call_reference: str = ""
     transfer_to: str | None = None
@@ -83,6 +84,8 @@ class CallReport:
     odd_frames: int = 0
     clears: int = 0
     marks: int = 0
+    #: The sample rates the line's audio came at (AudioSocket: its frames' kinds).
+    rates: set[int] = field(default_factory=set)
 
     @property
     def transcript(self) -> str:

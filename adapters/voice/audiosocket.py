@@ -8,11 +8,18 @@ within 5 seconds and redeem as a ticket, else the connection is closed without a
 (spec: telephony.md "Pbx ticket", "Limits"); then ``answer`` runs the call over an
 ``AudioSocketTransport``.
 
-What we send (spec and Asterisk's res_audiosocket): only 0x10 frames of 320 bytes of
-8 kHz signed linear audio, paced every 20 ms by the session's player, one ``send``
-per frame, on a socket with ``TCP_NODELAY``; never an empty audio frame and never an
-error frame; we end with a hangup frame (0x00) and close. The frame rules themselves
-are ``core.audiosocket``.
+What we send (spec and Asterisk's res_audiosocket): only audio frames of 20 ms, paced
+every 20 ms by the session's player, one ``send`` per frame, on a socket with
+``TCP_NODELAY``; never an empty audio frame and never an error frame; we end with a
+hangup frame (0x00) and close. The frame rules themselves are ``core.audiosocket``.
+
+Audio comes in the kind of the channel's rate: 0x10 (8 kHz) from the AudioSocket
+application, the higher-rate kinds (0x11 slin12 … 0x18 slin192) from the channel
+driver. The session works at 8 kHz: caller audio at another rate is resampled to it,
+and ours is resampled to the caller's rate and sent in the caller's kind. Keys (0x03)
+are handed on as they come. Asterisk gives up on a connection that sends nothing for
+2 seconds, so the player keeps the line busy with silence while the agent is quiet
+(``keeps_line_busy``).
 """
 
 from __future__ import annotations
@@ -29,19 +36,23 @@ from anyio.abc import ByteStream, SocketAttribute, SocketListener, SocketStream
 
 from adapters.voice.frame_stream import serve_frame_streams
 from adapters.voice.pacing import frame_ticker
-from adapters.voice.transport import CallTransport, TransportBroken, pull_audio
+from adapters.voice.transport import LINE_RATE, CallTransport, TransportBroken, pull_audio
 from core.audiosocket import (
+    AUDIO_FRAME_BYTES,
     AudioReceived,
     AudioSocketConnection,
     ConnectionState,
+    DtmfReceived,
     ErrorReceived,
     Event,
     HangupReceived,
     IdentifierReceived,
     SendAudio,
     SendHangup,
+    frame_bytes,
 )
 from core.errors import RemoteProtocolError
+from kernels.resample import Resampler
 
 __all__ = [
     "IDENTIFY_SECONDS",
@@ -113,8 +124,39 @@ async def serve_audiosockets(listener: SocketListener,
                                    for each in listeners], handle)
 
 
+def _no_key(digit: str) -> None:
+    pass
+
+
+#: Admitted calls whose session has not yet started playing (preparing: the line, the
+#: engines, the transcript) get silence from this long after admission on, so a slow
+#: start never meets Asterisk's 2-second no-activity timeout.
+QUIET_START_SECONDS = 0.5
+
+# Above 44.1 kHz caller audio comes down by halves, then 24 -> 8 kHz (the resampler's
+# filters: ``kernels._resample_design``).
+_DOWN_STEPS = {48000: (24000,), 96000: (48000, 24000), 192000: (96000, 48000, 24000)}
+
+
+class _ToLineRate:
+    """Caller audio at ``rate`` brought to the session's 8 kHz, in as many steps as
+    the resampler's filters need."""
+
+    def __init__(self, rate: int) -> None:
+        rates = (rate, *_DOWN_STEPS.get(rate, ()), LINE_RATE)
+        self._steps = [Resampler(a, b) for a, b in zip(rates, rates[1:])]
+
+    def process(self, pcm: bytes) -> bytes:
+        for step in self._steps:
+            pcm = step.process(pcm)
+        return pcm
+
+
 class AudioSocketTransport:
     """One introduced AudioSocket connection, as a ``CallTransport``."""
+
+    #: Asterisk hangs up after 2 s without a frame: the player fills quiet with silence.
+    keeps_line_busy = True
 
     def __init__(self, stream: ByteStream, connection: AudioSocketConnection,
                  pending: list[Event] | None = None) -> None:
@@ -123,13 +165,55 @@ class AudioSocketTransport:
         self._pending: deque[Event] = deque(pending or ())
         self._fault: RemoteProtocolError | None = None  # the peer's, not yet raised
         self.frames_sent = 0
+        # Caller audio at another rate than the session's, and ours to the caller's.
+        self._from_peer: dict[int, _ToLineRate] = {}
+        self._to_peer: tuple[int, Resampler] | None = None
+        self._waiting: _QuietStart | None = None
 
-    async def receive(self) -> bytes | None:
+    def keep_busy_until_played(self) -> None:
+        """Send silence while the call is prepared, until the player takes the line
+        (``frame_writer``, ``send_frame``) or the call ends. Only on a frame stream
+        under asyncio: elsewhere the player's own silence is all there is."""
+        write_now = getattr(self.stream, "write_now", None)
+        if write_now is None or sniffio.current_async_library() != "asyncio":
+            return
+        self._waiting = _QuietStart(self, write_now)
+
+    def _played(self) -> None:
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None:
+            waiting.leave()
+
+    def _caller_item(self, event: AudioReceived | DtmfReceived) -> bytes | str:
+        """Caller audio at the session's rate, or the key pressed."""
+        if type(event) is DtmfReceived:
+            return event.digit
+        if event.rate == LINE_RATE:
+            return event.pcm
+        resampler = self._from_peer.get(event.rate)
+        if resampler is None:
+            resampler = self._from_peer[event.rate] = _ToLineRate(event.rate)
+        return resampler.process(event.pcm)
+
+    def _peer_frame(self, pcm: bytes) -> bytes:
+        """One of our 8 kHz frames at the caller's rate (20 ms, whole)."""
+        rate = self.connection.rate
+        if rate == LINE_RATE:
+            return pcm
+        if self._to_peer is None or self._to_peer[0] != rate:
+            self._to_peer = (rate, Resampler(LINE_RATE, rate))
+        out = self._to_peer[1].process(pcm)
+        size = frame_bytes(rate)
+        # 160 samples at 8 kHz make a whole number at every AudioSocket rate, so this
+        # only guards against a resampler that delays a sample.
+        return out[:size] if len(out) >= size else out.ljust(size, b"\0")
+
+    async def receive(self) -> bytes | str | None:
         while True:
             while self._pending:
                 event = self._pending.popleft()
-                if isinstance(event, AudioReceived):
-                    return event.pcm
+                if isinstance(event, (AudioReceived, DtmfReceived)):
+                    return self._caller_item(event)
                 if isinstance(event, HangupReceived):
                     return None
                 if isinstance(event, ErrorReceived):
@@ -138,34 +222,41 @@ class AudioSocketTransport:
                     raise TransportBroken(f"the telephone system reported error {event.code!r}")
             await self._read()
 
-    async def relay(self, on_audio: Callable[[bytes], None]) -> None:
+    async def relay(self, on_audio: Callable[[bytes], None],
+                    on_key: Callable[[str], None] = _no_key) -> None:
         """``relay_audio`` for this connection. On a frame stream each chunk is parsed in
         the stream's read callback, without waking a task per frame, and the caller's
-        audio goes to ``on_audio`` at the next ring of the shared ticker, after every
-        call's frame has gone out: read callbacks stay short, so a burst of them never
-        holds a tick up. Anything but audio (a hangup, an error, a broken protocol)
-        ends the hand-over, after the audio before it was given, and is taken as
-        ``receive`` takes it."""
+        audio and keys go to ``on_audio`` and ``on_key`` at the next ring of the shared
+        ticker, after every call's frame has gone out: read callbacks stay short, so a
+        burst of them never holds a tick up. Anything else (a hangup, an error, a
+        broken protocol) ends the hand-over, after the audio before it was given, and
+        is taken as ``receive`` takes it."""
         hand_over = getattr(self.stream, "hand_over", None)
         if hand_over is None:
-            await pull_audio(self, on_audio)
+            await pull_audio(self, on_audio, on_key)
             return
         ticker = frame_ticker()
         stopped = anyio.Event()
         failure: list[BaseException] = []
-        held: list[bytes] = []  # audio read since the last ring
+        held: list[bytes | str] = []  # audio and keys read since the last ring
 
-        def hold(pcm: bytes) -> None:
+        def deliver(item: bytes | str) -> None:
+            if type(item) is str:
+                on_key(item)
+            elif item:
+                on_audio(item)  # type: ignore[arg-type]
+
+        def hold(item: bytes | str) -> None:
             if not held:
                 ticker.defer(give)
-            held.append(pcm)
+            held.append(item)
 
         def give() -> None:
-            audio = held.copy()
+            items = held.copy()
             held.clear()
             try:
-                for pcm in audio:
-                    on_audio(pcm)
+                for item in items:
+                    deliver(item)
             except BaseException as exc:  # the session's own fault: raised in its task
                 failure.append(exc)
                 stop()
@@ -190,7 +281,7 @@ class AudioSocketTransport:
             give()
             stop()
 
-        if self._give_audio(on_audio):
+        if self._give_audio(deliver):
             for data in hand_over(take):
                 take(data)
             try:
@@ -202,15 +293,14 @@ class AudioSocketTransport:
         if failure:
             raise failure[0]
         await self._raise_fault()
-        await pull_audio(self, on_audio)  # what ended the hand-over, as receive takes it
+        # What ended the hand-over, as receive takes it.
+        await pull_audio(self, on_audio, on_key)
 
-    def _give_audio(self, on_audio: Callable[[bytes], None]) -> bool:
-        """Hand the leading audio events over; True when nothing else waits."""
+    def _give_audio(self, deliver: Callable[[bytes | str], None]) -> bool:
+        """Hand the leading audio and key events over; True when nothing else waits."""
         pending = self._pending
-        while pending and type(pending[0]) is AudioReceived:
-            pcm = pending.popleft().pcm  # type: ignore[union-attr]
-            if pcm:
-                on_audio(pcm)
+        while pending and type(pending[0]) in (AudioReceived, DtmfReceived):
+            deliver(self._caller_item(pending.popleft()))  # type: ignore[arg-type]
         return not pending
 
     async def _read(self) -> None:
@@ -245,9 +335,10 @@ class AudioSocketTransport:
             raise TransportBroken(f"the audio connection cannot be written: {exc}") from None
 
     async def send_frame(self, pcm: bytes) -> None:
+        self._played()
         if self.connection.state is not ConnectionState.OPEN:
             return  # the caller is gone; nothing more is played
-        self.connection.send(SendAudio(pcm))
+        self.connection.send(SendAudio(self._peer_frame(pcm)))
         await self._write(self.connection.data_to_send())  # one send per frame
         self.frames_sent += 1
 
@@ -255,6 +346,7 @@ class AudioSocketTransport:
         """``send_frame`` without waiting, for the player to call from the shared
         ticker: False while the peer is not keeping up (nothing written). None when the
         stream cannot write without waiting (only frame streams can)."""
+        self._played()
         write_now = getattr(self.stream, "write_now", None)
         if write_now is None:
             return None
@@ -263,7 +355,7 @@ class AudioSocketTransport:
         def write_frame(pcm: bytes) -> bool:
             if connection.state is not ConnectionState.OPEN:
                 return True  # the caller is gone; nothing more is played
-            connection.send(SendAudio(pcm))
+            connection.send(SendAudio(self._peer_frame(pcm)))
             data = connection.data_to_send()
             try:
                 written = write_now(data)  # one send per frame
@@ -282,6 +374,7 @@ class AudioSocketTransport:
         """Nothing is queued beyond the frame just sent: stopping the player is enough."""
 
     async def hang_up(self) -> None:
+        self._played()
         if self.connection.state in (ConnectionState.OPEN, ConnectionState.PEER_HUNG_UP):
             self.connection.send(SendHangup())
             try:
@@ -289,6 +382,41 @@ class AudioSocketTransport:
             except TransportBroken:
                 pass  # gone already: the end is the same
         await self.stream.aclose()
+
+
+class _QuietStart:
+    """A member of the shared ticker that keeps a just-admitted call's line busy with
+    silence (``QUIET_START_SECONDS`` after admission on) until the player takes over."""
+
+    def __init__(self, transport: AudioSocketTransport,
+                 write_now: Callable[[bytes], bool]) -> None:
+        self._transport = transport
+        self._write_now = write_now
+        self._ticker = frame_ticker()
+        self._from = self._ticker.clock() + QUIET_START_SECONDS
+        self._ticker.join(self)
+        self._ticker.wake()
+
+    def on_tick(self) -> bool:
+        if self._ticker.clock() < self._from:
+            return True
+        connection = self._transport.connection
+        if connection.state is not ConnectionState.OPEN:
+            self.leave()
+            return False
+        connection.send(SendAudio(self._transport._peer_frame(bytes(AUDIO_FRAME_BYTES))))
+        try:
+            self._write_now(connection.data_to_send())
+        except _STREAM_ERRORS:
+            self.leave()
+            return False
+        return True
+
+    def tick_failed(self, exc: Exception) -> None:
+        pass  # already left the ring
+
+    def leave(self) -> None:
+        self._ticker.leave(self)
 
 
 async def _await_identifier(stream: ByteStream, connection: AudioSocketConnection
@@ -323,4 +451,9 @@ async def serve_audiosocket(stream: ByteStream,
         call = await redeem(str(identifier.call_id))
         if call is None:
             return  # an unknown, late or used identifier: closed without a word
-        await answer(AudioSocketTransport(stream, connection, pending), call)
+        transport = AudioSocketTransport(stream, connection, pending)
+        transport.keep_busy_until_played()
+        try:
+            await answer(transport, call)
+        finally:
+            transport._played()

@@ -13,7 +13,13 @@ closes the socket without a word (spec: telephony.md "Authentication", DESIGN.md
 end of each utterance is marked, and the utterance counts as finished when the mark
 comes back (the carrier's own queue has played out); a barge-in sends ``clear``, after
 which returned marks count as cleared, not heard (``core.carrier_media``). Hanging up closes the
-socket, and the carrier then asks the ``<Connect>`` action what to do next.
+socket, and the carrier then asks the ``<Connect>`` action what to do next. Keys
+(``dtmf``) are handed on as they come; an event this service does not know and a mark
+it never sent are logged and change nothing.
+
+The carrier buffers what it is sent and plays it at the call's rate (``clear`` empties
+that buffer), so the player keeps a lead of ``PLAYOUT_LEAD_FRAMES`` ahead of the
+caller's ear: a busy moment of the process then costs none of what the caller hears.
 """
 
 from __future__ import annotations
@@ -28,9 +34,11 @@ import anyio
 from adapters.voice.transport import CallTransport, TransportBroken
 from core.carrier_media import (
     CarrierConnection,
+    DtmfReceived,
     Event,
     MarkReceived,
     MediaReceived,
+    MessageIgnored,
     StreamStarted,
     StreamState,
     StreamStopped,
@@ -51,6 +59,9 @@ TICKET_PARAMETER = "ticket"
 #: carrier still had queued has then played); a carrier that does not return marks
 #: costs this much at the end of each utterance, no more.
 MARK_WAIT_SECONDS = 2.0
+#: Frames sent ahead of the caller's ear (200 ms): the carrier's buffer absorbs a
+#: moment the process is busy, and a barge-in's ``clear`` drops them all at once.
+PLAYOUT_LEAD_FRAMES = 10
 
 CallT = TypeVar("CallT")
 
@@ -70,6 +81,9 @@ class TextSocket(Protocol):
 class CarrierTransport:
     """One started media stream, as a ``CallTransport``."""
 
+    #: The player may send this many frames ahead of the call's time (see above).
+    lead_frames = PLAYOUT_LEAD_FRAMES
+
     def __init__(self, socket: TextSocket, connection: CarrierConnection,
                  pending: list[Event] | None = None) -> None:
         self.socket = socket
@@ -82,14 +96,18 @@ class CarrierTransport:
         self.marks_heard = 0
         self.marks_cleared = 0
 
-    async def receive(self) -> bytes | None:
+    async def receive(self) -> bytes | str | None:
         while True:
             while self._pending:
                 event = self._pending.popleft()
                 if isinstance(event, MediaReceived):
                     return ulaw2lin(event.ulaw)
+                if isinstance(event, DtmfReceived):
+                    return event.digit
                 if isinstance(event, StreamStopped):
                     return None
+                if isinstance(event, MessageIgnored):
+                    log.info("media stream message ignored: %s", event.reason)
                 if isinstance(event, MarkReceived):
                     if event.heard:
                         self.marks_heard += 1

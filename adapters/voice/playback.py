@@ -6,10 +6,20 @@ ring its ``on_tick`` takes the next frame and writes it at once with the transpo
 non-blocking ``frame_writer``, from the timer callback, without a task switch. A
 transport that can only send by awaiting (the carrier's WebSocket) gets the frame
 handed to the player's task instead, woken for it; until that send is done, later
-slots go without a frame. The ticker's rules hold either way: at most one frame per
-call in a slot, nothing bursts to catch up, a slot missed while the process was busy
-is skipped (the utterance stretches; no frame is lost). The line is quiet without a
-frame when nothing is queued.
+slots go without a frame.
+
+How many frames a ring sends (``Pacing``): each run of frames (from the first frame
+queued after a quiet line until the queue empties) keeps to the call's own timeline,
+one frame per slot from the slot it began in, plus the transport's ``lead_frames``
+sent ahead. A ring after slots the process was too busy to ring sends the frames those
+slots owed, but never more than ``max_per_ring`` at once, and a debt older than
+``max_owed`` frames is forgiven (the utterance stretches; no frame is lost): the
+telephone system plays what it is given as it comes, so a longer burst would be played
+too fast. The carrier buffers what it is sent and plays it at the call's rate (its
+``clear`` empties that buffer), so its transport asks for a lead: a busy moment then
+costs the caller nothing. A transport that ``keeps_line_busy`` (AudioSocket: Asterisk
+hangs up after 2 s without a frame) gets a frame of silence in every slot without
+speech; on any other the line is quiet without a frame when nothing is queued.
 
 Producers ``await play(utterance, frames)``: it waits while ``QUEUE_FRAMES`` frames
 are queued (flow control, so memory stays small and a long answer is synthesised as
@@ -43,7 +53,8 @@ from adapters.voice.pacing import FrameTicker, frame_ticker
 from adapters.voice.transport import (FRAME_BYTES, FRAME_SECONDS, CallTransport,
                                       TransportBroken)
 
-__all__ = ["QUEUE_FRAMES", "STALLED_SECONDS", "Framer", "Player"]
+__all__ = ["CATCH_UP_FRAMES", "MAX_OWED_FRAMES", "QUEUE_FRAMES", "STALLED_SECONDS", "Framer",
+           "Pacing", "Player"]
 
 #: Frames queued ahead per call at most (1 s): ``play`` waits beyond this, and goes
 #: on once half have gone out.
@@ -51,6 +62,43 @@ QUEUE_FRAMES = 50
 #: A peer that has read none of our audio for this long is gone (the same 5 s as a
 #: peer that sends nothing).
 STALLED_SECONDS = 5.0
+#: Frames a ring may send beyond its own after slots the process missed: one, so a
+#: late stretch is caught up at twice the call's rate, which a telephone system's
+#: jitter buffer takes in its stride.
+CATCH_UP_FRAMES = 1
+#: Missed frames caught up at most (100 ms); an older debt stretches the utterance.
+MAX_OWED_FRAMES = 5
+_SILENCE = bytes(FRAME_BYTES)
+
+
+class Pacing:
+    """How many frames a run of speech may have sent by each slot (see the module's
+    docstring): ``lead`` frames ahead of the call's timeline, at most ``max_per_ring``
+    in one ring, and a debt of at most ``max_owed`` frames."""
+
+    def __init__(self, lead: int = 0) -> None:
+        self.lead = lead
+        self.max_per_ring = 1 + CATCH_UP_FRAMES + lead
+        self.max_owed = MAX_OWED_FRAMES + lead
+        self._start: int | None = None  # the slot the run began in
+        self._sent = 0  # frames of the run sent so far
+
+    def due(self, slot: int) -> int:
+        """How many frames may go out at ``slot``."""
+        if self._start is None:
+            self._start, self._sent = slot, 0
+        owed = slot - self._start + 1 + self.lead - self._sent
+        if owed > self.max_owed:
+            self._start += owed - self.max_owed  # forgiven: the utterance stretches
+            owed = self.max_owed
+        return max(0, min(owed, self.max_per_ring))
+
+    def sent(self, frames: int) -> None:
+        self._sent += frames
+
+    def pause(self) -> None:
+        """Nothing is queued: the next frame begins a new run."""
+        self._start = None
 
 
 class Framer:
@@ -91,12 +139,17 @@ class Player:
         self._ticker: FrameTicker | None = None
         self._write_now: Callable[[bytes], bool] | None = None
         #: for the task to send (a transport that sends by awaiting), with the
-        #: generation it was handed in: a ``stop`` since then drops it unsent
-        self._handed: tuple[int, int, bytes] | None = None
+        #: generation they were handed in: a ``stop`` since then drops them unsent.
+        #: An utterance of None is silence that keeps the line busy.
+        self._handed: tuple[int, list[tuple[int | None, bytes]]] | None = None
+        self.pacing = Pacing(getattr(transport, "lead_frames", 0))
+        self._keeps_busy = bool(getattr(transport, "keeps_line_busy", False))
         self._failure: Exception | None = None  # met at a tick, raised by the task
         self._generation = 0  # moves on every stop
-        #: Frames sent so far, and slots skipped because the peer was not keeping up.
+        #: Frames sent so far (silence that keeps the line busy apart), and slots
+        #: skipped because the peer was not keeping up.
         self.frames_sent = 0
+        self.silence_sent = 0
         self.slots_refused = 0
         self._refused_in_a_row = 0
 
@@ -147,6 +200,7 @@ class Player:
                 item.set()  # type: ignore[union-attr]
         self._queue.clear()
         self._frames_queued = 0
+        self.pacing.pause()
         self._make_room()
 
     def _make_room(self) -> None:
@@ -157,26 +211,46 @@ class Player:
     # -- the ticker's side
 
     def on_tick(self) -> bool:
-        """Send the next frame, if one is ready (see the module's docstring)."""
-        queue = self._queue
-        if not queue or self._handed is not None or self._failure is not None:
+        """Send this slot's frames, if any are ready (see the module's docstring)."""
+        if self._handed is not None or self._failure is not None:
             return self._handed is not None
-        utterance, frame = queue[0]
-        if type(frame) is not bytes:
-            return False  # an utterance ended: the task takes it and asks for ticks again
-        queue.popleft()
-        self._frames_queued -= 1
+        queue = self._queue
+        ticker = self._ticker
+        due = self.pacing.due(ticker.slot if ticker is not None else 0) if queue else 0
+        taken: list[tuple[int | None, bytes]] = []
+        while len(taken) < due and queue and type(queue[0][1]) is bytes:
+            taken.append(queue.popleft())  # type: ignore[arg-type]
+        self._frames_queued -= len(taken)
+        if not taken and self._keeps_busy and (not queue or type(queue[0][1]) is not bytes):
+            taken.append((None, _SILENCE))  # nothing to say: the line stays busy
+        if not queue or type(queue[0][1]) is not bytes:
+            self.pacing.pause()
+        if taken:
+            if not self._send(taken):
+                return False
+        if self._room is not None and self._frames_queued <= QUEUE_FRAMES // 2:
+            self._make_room()
+        if queue and type(queue[0][1]) is not bytes:
+            self._work.set()  # the utterance's last frame went out
+        # Rung again while frames wait (an utterance's end is the task's: it wakes the
+        # ticker once done), or always for a line kept busy.
+        return self._keeps_busy or bool(queue) and type(queue[0][1]) is bytes
+
+    def _send(self, taken: list[tuple[int | None, bytes]]) -> bool:
+        """Send the slot's frames; False once the player failed."""
         write = self._write_now
+        speech = sum(utterance is not None for utterance, _ in taken)
         if write is None:
             # Sent by the task; later slots wait for it.
-            self._handed = (self._generation, utterance, frame)
+            self._handed = (self._generation, taken)
+            self.pacing.sent(speech)
             self._work.set()
-        else:
-            try:
+            return True
+        try:
+            for index, (utterance, frame) in enumerate(taken):
                 if not write(frame):
-                    # The peer is behind: this slot goes without, the frame is kept.
-                    queue.appendleft((utterance, frame))
-                    self._frames_queued += 1
+                    # The peer is behind: the rest waits for a later slot.
+                    self._keep(taken[index:])
                     self.slots_refused += 1
                     self._refused_in_a_row += 1
                     if self._refused_in_a_row * FRAME_SECONDS >= STALLED_SECONDS:
@@ -185,22 +259,27 @@ class Player:
                     return True
                 self._refused_in_a_row = 0
                 self._sent(utterance, frame)
-            except Exception as exc:
-                self._fail(exc)
-                return False
-        if self._room is not None and self._frames_queued <= QUEUE_FRAMES // 2:
-            self._make_room()
-        if queue and type(queue[0][1]) is not bytes:
-            self._work.set()  # the utterance's last frame went out
+        except Exception as exc:
+            self._fail(exc)
+            return False
         return True
+
+    def _keep(self, unsent: list[tuple[int | None, bytes]]) -> None:
+        speech = [(utterance, frame) for utterance, frame in unsent if utterance is not None]
+        self._queue.extendleft(reversed(speech))  # type: ignore[arg-type]
+        self._frames_queued += len(speech)
 
     def forget_listener(self) -> None:
         """Stop calling ``on_sent``: its owner is done (and, often holding this player,
         would otherwise be kept in a cycle with it)."""
         self._on_sent = _ignore_sent
 
-    def _sent(self, utterance: int, frame: bytes) -> None:
+    def _sent(self, utterance: int | None, frame: bytes) -> None:
+        if utterance is None:
+            self.silence_sent += 1
+            return
         self.frames_sent += 1
+        self.pacing.sent(1)
         self._on_sent(utterance, frame)
 
     def _fail(self, exc: Exception) -> None:
@@ -219,6 +298,8 @@ class Player:
         self._write_now = writer() if writer is not None else None
         ticker = self._ticker = self._given_ticker or frame_ticker()
         ticker.join(self)
+        if self._keeps_busy:
+            ticker.wake()
         try:
             if ticker.needs_driver:
                 await self._serve_driving(ticker)
@@ -249,14 +330,22 @@ class Player:
                 failure, self._failure = self._failure, None
                 raise failure
             if self._handed is not None:
-                generation, utterance, frame = self._handed
-                if generation == self._generation:  # no barge-in since it was handed
+                generation, frames = self._handed
+                for utterance, frame in frames:
+                    if generation != self._generation:
+                        break  # a barge-in since they were handed: dropped unsent
                     with anyio.move_on_after(STALLED_SECONDS) as waited:
                         await self._transport.send_frame(frame)
                     if waited.cancelled_caught:
                         raise _stalled()
-                    self._sent(utterance, frame)
+                    if utterance is None:
+                        self.silence_sent += 1
+                    else:
+                        self.frames_sent += 1
+                        self._on_sent(utterance, frame)
                 self._handed = None
+                if self._keeps_busy:
+                    self._ticker.wake()  # type: ignore[union-attr]  # set while running
                 continue
             if queue and type(queue[0][1]) is not bytes:
                 utterance, done = queue.popleft()

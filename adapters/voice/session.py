@@ -11,7 +11,10 @@
   is recognised, judged by the turn detector, and given to the agent; a barge-in stops
   playback at once;
 * when the line records, both sides go to the recorder step by step; a recorder that
-  fails is dropped, ``on_recording_failed`` is told, and the call goes on.
+  fails is dropped, ``on_recording_failed`` is told, and the call goes on;
+* keys the caller presses are collected into entries (``core.voice.KeyEntry``: up to
+  ``#`` or a pause) and each entry is a turn of its own ("Digits pressed: 1234"),
+  answered as soon as the conversation listens.
 
 The agent is passed in (``CallAgent``): the app runs the pipeline with the line's
 account and the call's context and stores the transcript. The session returns the
@@ -57,6 +60,9 @@ from core.voice import (
     EndCall,
     Input,
     JudgeTurn,
+    KeyEntry,
+    KeysPressed,
+    Phase,
     PhoneDials,
     Recognise,
     RecognitionFailed,
@@ -88,6 +94,10 @@ HANG_UP_SECONDS = 2.0
 #: The opening must carry sound above this level (about -60 dBFS) somewhere: a
 #: synthesiser answering with no audio, or with silence only, has not said the notice.
 AUDIBLE_RMS = 0.001
+#: Where a finished key entry is answered; in the others (the opening, an answer
+#: playing) it waits for the conversation to listen again.
+_ANSWERS_KEYS = frozenset({Phase.LISTENING, Phase.HEARING, Phase.RECOGNISING,
+                           Phase.JUDGING, Phase.HOLDING})
 
 
 class CallAgent(Protocol):
@@ -190,6 +200,8 @@ class _CallSession:
         self.muted: set[int] = set()  # answers the caller talked over
         self.last_answer = OPENING_UTTERANCE  # the answer most recently begun
         self.playing: int | None = None  # the utterance whose frames are going out
+        self.keys = KeyEntry()
+        self.entries: deque[str] = deque()  # finished key entries not yet answered
         self.reply_lock = anyio.Lock()
         self.ended = anyio.Event()
         self.timer_wake = anyio.Event()
@@ -253,26 +265,41 @@ class _CallSession:
     def _carry_out(self, actions: list[Action]) -> None:
         for action in actions:
             _ACTIONS[type(action)](self, action)
-        deadline = self.conversation.deadline
+        if self.entries and self.conversation.phase in _ANSWERS_KEYS:
+            self._feed(KeysPressed(self.entries.popleft()))
+        self._check_timer()
+
+    def _check_timer(self) -> None:
+        deadline = self._deadline()
         if deadline is not None and deadline < self.timer_target:
             self.timer_wake.set()  # the timer sleeps towards a later deadline
 
+    def _deadline(self) -> float | None:
+        """The conversation's deadline, or an open key entry's when sooner."""
+        deadline, keys = self.conversation.deadline, self.keys.deadline
+        if deadline is None or keys is None:
+            return deadline
+        return min(deadline, keys)
+
     async def _keep_time(self) -> None:
         while not self.ended.is_set():
-            deadline = self.conversation.deadline
+            deadline = self._deadline()
             if deadline is None:
                 return
             self.timer_wake, self.timer_target = anyio.Event(), deadline
             with anyio.move_on_after(max(0.0, deadline - self.clock())):
                 await self.timer_wake.wait()
             now = self.clock()
+            entry = self.keys.expire(now)
+            if entry is not None:
+                self._entry(entry)
             deadline = self.conversation.deadline
             if deadline is not None and now >= deadline:
                 self._carry_out(self.conversation.handle_timer(now))
 
     async def _read(self) -> None:
         try:
-            await relay_audio(self.transport, self._caller_audio)
+            await relay_audio(self.transport, self._caller_audio, self._caller_key)
             self._feed(CallerHungUp())
         except TransportBroken as exc:
             log.info("audio connection broke: %s", exc)
@@ -296,6 +323,19 @@ class _CallSession:
         self._feed(CallerAudio(bool(events & VoiceEvent.SPEECH_START),
                                bool(events & VoiceEvent.SPEECH_END),
                                bool(events & VoiceEvent.BARGE_IN)))
+
+    def _caller_key(self, key: str) -> None:
+        entry = self.keys.press(key, self.clock())
+        if entry is not None:
+            self._entry(entry)
+        else:
+            self._check_timer()  # the entry ends by itself after a pause
+
+    def _entry(self, text: str) -> None:
+        if self.ended.is_set():
+            return
+        self.entries.append(text)
+        self._carry_out([])  # answered now when the conversation listens
 
     # -- recording
 

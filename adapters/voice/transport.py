@@ -44,8 +44,9 @@ class TransportBroken(Exception):
 class CallTransport(Protocol):
     """One answered call's audio connection, after its ticket was redeemed."""
 
-    async def receive(self) -> bytes | None:
-        """The next caller audio (16-bit PCM, 8 kHz, even length), or None once the peer
+    async def receive(self) -> bytes | str | None:
+        """The next caller audio (16-bit PCM, 8 kHz, even length), a key the caller
+        pressed (one character: ``0-9``, ``*``, ``#``, ``A-D``), or None once the peer
         hung up. Raises ``TransportBroken``."""
         ...
 
@@ -66,22 +67,31 @@ class CallTransport(Protocol):
         ...
 
 
-async def relay_audio(transport: CallTransport, on_audio: Callable[[bytes], None]) -> None:
-    """Give each piece of caller audio to ``on_audio`` until the peer hangs up (returns)
-    or the connection breaks (raises ``TransportBroken``). A transport with a ``relay``
-    of its own does it without a task switch per frame; any other is read in a loop."""
+def _no_key(digit: str) -> None:
+    pass
+
+
+async def relay_audio(transport: CallTransport, on_audio: Callable[[bytes], None],
+                      on_key: Callable[[str], None] = _no_key) -> None:
+    """Give each piece of caller audio to ``on_audio``, and each key pressed to
+    ``on_key``, in the order they came, until the peer hangs up (returns) or the
+    connection breaks (raises ``TransportBroken``). A transport with a ``relay`` of its
+    own does it without a task switch per frame; any other is read in a loop."""
     relay = getattr(transport, "relay", None)
     if relay is not None:
-        await relay(on_audio)
+        await relay(on_audio, on_key)
         return
-    await pull_audio(transport, on_audio)
+    await pull_audio(transport, on_audio, on_key)
 
 
-async def pull_audio(transport: CallTransport, on_audio: Callable[[bytes], None]) -> None:
+async def pull_audio(transport: CallTransport, on_audio: Callable[[bytes], None],
+                     on_key: Callable[[str], None] = _no_key) -> None:
     """``relay_audio`` by reading: ``receive`` until it says the peer hung up."""
-    while (pcm := await transport.receive()) is not None:
-        if pcm:
-            on_audio(pcm)
+    while (item := await transport.receive()) is not None:
+        if type(item) is str:
+            on_key(item)
+        elif item:
+            on_audio(item)  # type: ignore[arg-type]
 
 
 class Synthesiser(Protocol):

@@ -5,6 +5,11 @@ the list ``ToolRegistry`` starts with. A handler takes the model's arguments and
 returns JSON-able data or text; it raises ``ToolFailed`` with a reason the model may
 read. The telephony features add their own (booking, taking a message, putting a
 caller through) with ``ToolRegistry.register``.
+
+``end_call`` is the one built-in tool of telephone calls: every call offers it,
+whatever the agent's own tools (``ON_EVERY_CALL``), since only the agent knows when
+a conversation is over. It records the decision in the call's ``CallContext``; the
+voice session lets the answer being spoken finish, then hangs up.
 """
 
 from __future__ import annotations
@@ -13,9 +18,11 @@ import datetime as dt
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from app.telephony.call_context import CallContext
 from core.pipeline import ToolFailed, ToolSpec
 
-__all__ = ["BUILTIN_TOOLS", "CURRENT_TIME", "current_time"]
+__all__ = ["BUILTIN_CALL_TOOLS", "BUILTIN_TOOLS", "CURRENT_TIME", "END_CALL", "ON_EVERY_CALL",
+           "current_time", "end_call"]
 
 CURRENT_TIME = ToolSpec(
     name="current_time",
@@ -46,4 +53,29 @@ async def current_time(arguments: dict[str, Any]) -> dict[str, str]:
             "text": f"It is {now:%H:%M} on {now:%A} {now.day} {now:%B %Y} in {name}."}
 
 
+END_CALL = ToolSpec(
+    name="end_call",
+    description="End the telephone call and hang up. Use it once the caller has said "
+                "goodbye or has nothing more to ask, after your farewell: what you say "
+                "is played to the end first.",
+    parameters={"type": "object", "properties": {}, "required": []},
+    side_effecting=False,
+    usable_on_call=True,
+)
+
+#: What the agent says when it ends the call without a farewell of its own.
+FAREWELL_TEXT = "Thank you for calling. Goodbye."
+
+
+async def end_call(arguments: dict[str, Any], call: CallContext | None) -> dict[str, Any]:
+    if call is None:
+        raise ToolFailed("it works only on a telephone call")
+    call.end_requested = True
+    return {"text": FAREWELL_TEXT, "ending": True}
+
+
 BUILTIN_TOOLS = ((CURRENT_TIME, current_time),)
+#: Built-in tools whose handler receives the call (``wants_call``).
+BUILTIN_CALL_TOOLS = ((END_CALL, end_call),)
+#: Tools every telephone call offers besides the agent's own.
+ON_EVERY_CALL = (END_CALL.name,)

@@ -37,6 +37,7 @@ from app.http.errors import NotFound
 from app.services.access import parse_id, require
 from app.services.providers import ModelNotFound, Providers, ResolvedModel
 from app.services.settings import Settings
+from app.services.builtin_tools import ON_EVERY_CALL
 from app.services.tools import Tool, ToolRegistry
 from app.services.usage import Usage, UsageRecord
 from app.tables import Agent, AgentLibrary
@@ -222,7 +223,8 @@ class Pipeline:
         except ModelNotFound as exc:
             raise _StartFailed(Failed("model_not_found", exc.message, 404)) from None
         passages = await self._retrieve(request)
-        tools = {tool.spec.name: tool for tool in await self.tools.for_agent(agent.tools)}
+        names = agent.tools + ON_EVERY_CALL if request.call is not None else agent.tools
+        tools = {tool.spec.name: tool for tool in await self.tools.for_agent(names)}
         messages = build_messages(agent.instructions, passages, request.history, request.question,
                                   json_answer=request.generation.wants_json)
         return _Run(request, model, passages, tools, messages, StepBudget(self.max_steps))

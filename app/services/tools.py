@@ -29,7 +29,7 @@ from app.crypto import EncryptionKeyMissing, SecretBox, key_missing
 from app.http.errors import Conflict, NotFound, Unprocessable
 from app.services.access import parse_id
 from app.services.audit import AuditLog
-from app.services.builtin_tools import BUILTIN_TOOLS
+from app.services.builtin_tools import BUILTIN_CALL_TOOLS, BUILTIN_TOOLS
 from app.tables import HttpTool
 from app.telephony.call_context import CallContext
 from core.pipeline import TOOL_NAME, ToolFailed, ToolSpec, check_parameters_schema
@@ -76,6 +76,8 @@ class ToolRegistry:
         self._builtin: dict[str, Tool] = {}
         for spec, handler in BUILTIN_TOOLS:
             self.register(spec, handler)
+        for spec, handler in BUILTIN_CALL_TOOLS:
+            self.register(spec, handler, wants_call=True)
 
     def register(self, spec: ToolSpec, handler: ToolHandler | CallToolHandler, *,
                  wants_call: bool = False) -> None:

@@ -18,10 +18,19 @@ from ._events import (
     SendAudio,
     SendHangup,
 )
-from ._wire import AUDIO_FRAME_BYTES, MAX_PAYLOAD_BYTES, ErrorCode, Kind
+from ._wire import (
+    AUDIO_FRAME_BYTES,
+    AUDIO_KIND_RATES,
+    MAX_PAYLOAD_BYTES,
+    ErrorCode,
+    Kind,
+    audio_kind,
+    frame_bytes,
+)
 
 __all__ = [
     "AUDIO_FRAME_BYTES",
+    "AUDIO_KIND_RATES",
     "MAX_PAYLOAD_BYTES",
     "AudioReceived",
     "AudioSocketClient",
@@ -38,4 +47,6 @@ __all__ = [
     "Reaction",
     "SendAudio",
     "SendHangup",
+    "audio_kind",
+    "frame_bytes",
 ]

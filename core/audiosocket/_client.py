@@ -3,11 +3,11 @@
 ``AudioSocketClient`` mirrors ``AudioSocketConnection``: it is what Asterisk's
 ``res_audiosocket`` does for a call the dialplan handed over, so a simulator or a test
 can ring the pbx listener exactly as a telephone system would. The identifier frame is
-queued first, before anything else can be; caller audio and keys follow; the caller
-hanging up closes the socket (Asterisk's own way). Of what the service sends, only
-audio (0x10) and hangup (0x00) are accepted: any other kind is answered with an error
-frame (0xff) and the connection ends, as Asterisk ends a call on a frame it cannot
-forward.
+queued first, before anything else can be; caller audio (in the kind of the channel's
+rate: 0x10 for 8 kHz, 0x12 for slin16 …) and keys follow; the caller hanging up
+closes the socket (Asterisk's own way). Of what the service sends, only audio and
+hangup (0x00) are accepted: on any other kind Asterisk drops the call — it closes
+the socket without a word (it never sends an error frame, 0xff).
 """
 
 from __future__ import annotations
@@ -17,7 +17,16 @@ import uuid
 
 from ..errors import LocalProtocolError, RemoteProtocolError
 from ._events import AudioReceived, HangupReceived
-from ._wire import DTMF_DIGITS, MAX_PAYLOAD_BYTES, ErrorCode, Kind, encode_frame, take_frame
+from ._wire import (
+    AUDIO_KIND_RATES,
+    DTMF_DIGITS,
+    LINE_RATE,
+    MAX_PAYLOAD_BYTES,
+    Kind,
+    audio_kind,
+    encode_frame,
+    take_frame,
+)
 
 __all__ = ["AudioSocketClient", "ClientState"]
 
@@ -31,26 +40,31 @@ class ClientState(enum.Enum):
     CALLER_HUNG_UP = "caller_hung_up"
     #: The service hung up (a hangup frame or a closed socket).
     SERVICE_HUNG_UP = "service_hung_up"
-    #: The service sent what Asterisk does not accept; an error frame is queued.
+    #: The service sent what Asterisk does not accept: the call is dropped (close the
+    #: socket; nothing is sent).
     FAILED = "failed"
 
 
 # Kinds Asterisk accepts from the service: audio to play and the end of the call.
-_ACCEPTED = frozenset({Kind.AUDIO, Kind.HANGUP})
+_ACCEPTED = frozenset({Kind.HANGUP, *AUDIO_KIND_RATES})
 
 
 class AudioSocketClient:
     """Sans-IO Asterisk side of one AudioSocket call.
 
-    Construct it with the identifier the answer request returned and write
-    ``data_to_send()`` at once: the identifier frame goes first. Then send 20 ms of
-    caller audio at a time with ``send_audio``, keys with ``send_dtmf``, feed what the
+    Construct it with the identifier the answer request returned (and the channel's
+    ``rate``) and write ``data_to_send()`` at once: the identifier frame goes first.
+    Then send 20 ms of caller audio at a time with ``send_audio``, keys with ``send_dtmf``, feed what the
     socket reads to ``receive_data`` and take ``AudioReceived`` / ``HangupReceived``
     from ``events_received``. ``hang_up`` ends the call from the caller's side: close
     the socket after it.
     """
 
-    def __init__(self, call_id: uuid.UUID) -> None:
+    def __init__(self, call_id: uuid.UUID, rate: int = LINE_RATE) -> None:
+        self._kind = audio_kind(rate)
+        self.rate = rate
+        #: The rates of the audio the service sent, as it sent them.
+        self.rates_received: set[int] = set()
         self._state = ClientState.OPEN
         self._buffer = bytearray()
         self._events: list[AudioReceived | HangupReceived] = []
@@ -62,11 +76,12 @@ class AudioSocketClient:
         return self._state
 
     def send_audio(self, pcm: bytes) -> None:
-        """Queue one frame of caller audio: signed linear 16-bit little-endian 8 kHz."""
+        """Queue one frame of caller audio: signed linear 16-bit little-endian at the
+        channel's rate."""
         self._require_open("audio")
         if not pcm or len(pcm) % 2 or len(pcm) > MAX_PAYLOAD_BYTES:
             raise LocalProtocolError(f"audio frame of {len(pcm)} bytes is not whole samples")
-        self._outgoing += encode_frame(Kind.AUDIO, bytes(pcm))
+        self._outgoing += encode_frame(self._kind, bytes(pcm))
 
     def send_dtmf(self, digit: str) -> None:
         """Queue one key press: ``0-9``, ``*``, ``#`` or ``A-D``."""
@@ -94,7 +109,7 @@ class AudioSocketClient:
         """Feed bytes read from the socket; ``b""`` means the service closed it.
 
         Raises ``RemoteProtocolError`` when the service sent a frame Asterisk does not
-        accept: an error frame is then queued, write it and close the socket.
+        accept: close the socket (Asterisk drops the call without a word).
         """
         if self._error is not None:
             raise self._error
@@ -128,14 +143,16 @@ class AudioSocketClient:
             return
         if not payload or len(payload) % 2:
             raise self._fail(f"audio frame of {len(payload)} bytes is not whole samples")
-        self._events.append(AudioReceived(pcm=payload))
+        rate = AUDIO_KIND_RATES[kind]
+        self.rates_received.add(rate)
+        self._events.append(AudioReceived(pcm=payload, rate=rate))
 
     def _require_open(self, what: str) -> None:
         if self._state is not ClientState.OPEN:
             raise LocalProtocolError(f"cannot send {what} in state {self._state.name}")
 
     def _fail(self, message: str) -> RemoteProtocolError:
-        self._outgoing += encode_frame(Kind.ERROR, bytes([ErrorCode.FRAME_FORWARDING]))
+        self._outgoing.clear()  # nothing more goes out: the call is dropped
         self._state = ClientState.FAILED
         self._buffer.clear()
         self._error = RemoteProtocolError(message)

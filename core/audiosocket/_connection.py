@@ -13,7 +13,15 @@ import enum
 from ..errors import LocalProtocolError, RemoteProtocolError
 from ._events import AudioReceived, Event, HangupReceived, SendAudio, SendHangup
 from ._reader import FrameError, decode_payload
-from ._wire import AUDIO_FRAME_BYTES, Kind, encode_frame, take_frame
+from ._wire import (
+    AUDIO_KIND_RATES,
+    LINE_RATE,
+    Kind,
+    audio_kind,
+    encode_frame,
+    frame_bytes,
+    take_frame,
+)
 
 __all__ = ["AudioSocketConnection", "ConnectionState", "Reaction"]
 
@@ -52,19 +60,20 @@ _S = ConnectionState
 # ticket"), and the identifier comes exactly once.
 _INBOUND: dict[tuple[ConnectionState, int], ConnectionState] = {
     (_S.AWAITING_IDENTIFIER, Kind.IDENTIFIER): _S.OPEN,
-    (_S.OPEN, Kind.AUDIO): _S.OPEN,
     (_S.OPEN, Kind.DTMF): _S.OPEN,
     (_S.OPEN, Kind.HANGUP): _S.PEER_HUNG_UP,
     (_S.OPEN, Kind.ERROR): _S.PEER_HUNG_UP,
     # After our hangup the peer's frames already on the way still arrive.
-    (_S.HANGING_UP, Kind.AUDIO): _S.HANGING_UP,
     (_S.HANGING_UP, Kind.DTMF): _S.HANGING_UP,
     (_S.HANGING_UP, Kind.HANGUP): _S.CLOSED,
     (_S.HANGING_UP, Kind.ERROR): _S.CLOSED,
 }
 
+# Audio of every rate flows while the call is open, and still arrives after our hangup.
+_INBOUND.update({(state, kind): state for kind in AUDIO_KIND_RATES
+                 for state in (_S.OPEN, _S.HANGING_UP)})
+
 _KNOWN_KINDS = frozenset(Kind)
-_AUDIO = int(Kind.AUDIO)
 
 # (state, outbound event type) -> next state. A missing pair is our own misuse.
 _OUTBOUND: dict[tuple[ConnectionState, type], ConnectionState] = {
@@ -80,11 +89,15 @@ class AudioSocketConnection:
     The telephone system connects, introduces the call with ``IdentifierReceived``
     (redeem it as a ticket; close without a word when rejected), then sends caller
     audio and keys. We answer with 20 ms ``SendAudio`` frames and end with
-    ``SendHangup``.
+    ``SendHangup``. We answer in the kind, so at the rate, of the caller's audio:
+    ``rate`` is 8 kHz until audio of another kind arrived.
     """
 
     def __init__(self) -> None:
         self._state = ConnectionState.AWAITING_IDENTIFIER
+        #: The rate of the caller's audio, and so of ours.
+        self.rate = LINE_RATE
+        self._audio_kind = Kind.AUDIO
         self._buffer = bytearray()
         self._events: list[Event] = []
         self._outgoing: list[bytes] = []
@@ -121,7 +134,7 @@ class AudioSocketConnection:
         not allow it (audio before the identifier, anything after our hangup)."""
         if type(event) is SendAudio and self._state is ConnectionState.OPEN:
             # The common case, every 20 ms of a call: (OPEN, SendAudio) stays OPEN.
-            self._outgoing.append(encode_frame(Kind.AUDIO, _checked_audio(event.pcm)))
+            self._outgoing.append(encode_frame(self._audio_kind, self._checked_audio(event.pcm)))
             return
         target = _OUTBOUND.get((self._state, type(event)))
         if target is None:
@@ -129,7 +142,7 @@ class AudioSocketConnection:
                 f"cannot send {type(event).__name__} in state {self._state.name}"
             )
         if isinstance(event, SendAudio):
-            self._outgoing.append(encode_frame(Kind.AUDIO, _checked_audio(event.pcm)))
+            self._outgoing.append(encode_frame(self._audio_kind, self._checked_audio(event.pcm)))
         else:
             self._outgoing.append(encode_frame(Kind.HANGUP))
         self._state = target
@@ -148,11 +161,11 @@ class AudioSocketConnection:
 
     def _handle_frame(self, kind: int, payload: bytes) -> None:
         state = self._state
-        if (kind == _AUDIO and (state is _S.OPEN or state is _S.HANGING_UP)
+        if (kind == self._audio_kind and (state is _S.OPEN or state is _S.HANGING_UP)
                 and not len(payload) % 2):
-            # The common case, every 20 ms of a call: whole-sample audio where the
-            # tables below allow it, which changes no state.
-            self._events.append(AudioReceived(pcm=payload))
+            # The common case, every 20 ms of a call: whole-sample audio of the call's
+            # kind where the tables below allow it, which changes no state.
+            self._events.append(AudioReceived(pcm=payload, rate=self.rate))
             return
         # Order before content: a well-formed frame at the wrong time is named as such.
         target = _INBOUND.get((self._state, kind))
@@ -163,6 +176,9 @@ class AudioSocketConnection:
         except FrameError as exc:
             raise self._fail(str(exc)) from None
         assert target is not None  # only known kinds decode, and those were checked
+        if isinstance(event, AudioReceived):
+            # The caller's side chose its rate: we answer in the same kind from now on.
+            self.rate, self._audio_kind = event.rate, audio_kind(event.rate)
         self._events.append(event)
         self._state = target
 
@@ -195,11 +211,11 @@ class AudioSocketConnection:
         self._error = RemoteProtocolError(message, hint=reaction)
         return self._error
 
-
-def _checked_audio(pcm: bytes) -> bytes:
-    # We pace the line in 20 ms frames and never send an empty one.
-    if len(pcm) != AUDIO_FRAME_BYTES:
-        raise LocalProtocolError(
-            f"audio frame must be {AUDIO_FRAME_BYTES} bytes (20 ms), got {len(pcm)}"
-        )
-    return bytes(pcm)
+    def _checked_audio(self, pcm: bytes) -> bytes:
+        # We pace the line in 20 ms frames and never send an empty one.
+        expected = frame_bytes(self.rate)
+        if len(pcm) != expected:
+            raise LocalProtocolError(
+                f"audio frame must be {expected} bytes (20 ms at {self.rate} Hz), got {len(pcm)}"
+            )
+        return bytes(pcm)

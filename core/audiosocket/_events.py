@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from ._wire import ErrorCode
+from ._wire import LINE_RATE, ErrorCode
 
 __all__ = [
     "AudioReceived",
@@ -34,9 +34,11 @@ class IdentifierReceived:
 
 @dataclass(frozen=True, slots=True)
 class AudioReceived:
-    """Caller audio: signed linear 16-bit little-endian, 8 kHz, mono."""
+    """Caller audio: signed linear 16-bit little-endian mono at ``rate`` (8 kHz for
+    the original audio kind, the channel's own rate for the higher-rate kinds)."""
 
     pcm: bytes
+    rate: int = LINE_RATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +77,9 @@ class ErrorReceived:
 
 @dataclass(frozen=True, slots=True)
 class SendAudio:
-    """Play 20 ms of audio to the caller: exactly 320 bytes of signed linear 16-bit
-    little-endian 8 kHz mono."""
+    """Play 20 ms of audio to the caller: signed linear 16-bit little-endian mono at
+    the rate the caller's side uses (``AudioSocketConnection.rate``), so 320 bytes at
+    8 kHz. It goes out in the same kind as the caller's audio."""
 
     pcm: bytes
 

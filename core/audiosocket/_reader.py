@@ -17,7 +17,7 @@ from ._events import (
     HangupReceived,
     IdentifierReceived,
 )
-from ._wire import DTMF_DIGITS, HIGHER_RATE_AUDIO_KINDS, ErrorCode, Kind
+from ._wire import AUDIO_KIND_RATES, DTMF_DIGITS, ErrorCode, Kind
 
 __all__ = ["FrameError", "decode_payload"]
 
@@ -30,17 +30,8 @@ def decode_payload(kind: int, payload: bytes) -> Event:
     """Turn one frame's payload into the event it announces."""
     decoder = _DECODERS.get(kind)
     if decoder is None:
-        raise FrameError(_unknown_kind_message(kind))
+        raise FrameError(f"unknown frame kind 0x{kind:02x}")
     return decoder(payload)
-
-
-def _unknown_kind_message(kind: int) -> str:
-    if kind in HIGHER_RATE_AUDIO_KINDS:
-        return (
-            f"frame kind 0x{kind:02x} carries audio above 8 kHz; "
-            "the dialplan must hand over 8 kHz signed linear audio"
-        )
-    return f"unknown frame kind 0x{kind:02x}"
 
 
 def _decode_hangup(payload: bytes) -> HangupReceived:
@@ -62,11 +53,13 @@ def _decode_dtmf(payload: bytes) -> DtmfReceived:
     return DtmfReceived(digit=digit)
 
 
-def _decode_audio(payload: bytes) -> AudioReceived:
-    # Samples are two bytes each; an odd length means the sender lost its framing.
-    if len(payload) % 2:
-        raise FrameError(f"audio frame of {len(payload)} bytes splits a 16-bit sample")
-    return AudioReceived(pcm=payload)
+def _audio_decoder(rate: int):
+    def decode(payload: bytes) -> AudioReceived:
+        # Samples are two bytes each; an odd length means the sender lost its framing.
+        if len(payload) % 2:
+            raise FrameError(f"audio frame of {len(payload)} bytes splits a 16-bit sample")
+        return AudioReceived(pcm=payload, rate=rate)
+    return decode
 
 
 def _decode_error(payload: bytes) -> ErrorReceived:
@@ -80,6 +73,6 @@ _DECODERS = {
     Kind.HANGUP: _decode_hangup,
     Kind.IDENTIFIER: _decode_identifier,
     Kind.DTMF: _decode_dtmf,
-    Kind.AUDIO: _decode_audio,
     Kind.ERROR: _decode_error,
+    **{kind: _audio_decoder(rate) for kind, rate in AUDIO_KIND_RATES.items()},
 }

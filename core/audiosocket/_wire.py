@@ -15,11 +15,14 @@ __all__ = [
     "AUDIO_FRAME_BYTES",
     "DTMF_DIGITS",
     "HEADER",
-    "HIGHER_RATE_AUDIO_KINDS",
+    "AUDIO_KIND_RATES",
+    "LINE_RATE",
     "MAX_PAYLOAD_BYTES",
     "ErrorCode",
     "Kind",
+    "audio_kind",
     "encode_frame",
+    "frame_bytes",
     "read_header",
     "take_frame",
 ]
@@ -29,6 +32,9 @@ HEADER = struct.Struct(">BH")
 
 # spec: telephony.md "Limits" — "Media frame and message: 32 KiB".
 MAX_PAYLOAD_BYTES = 32 * 1024
+
+#: The rate of the original audio kind (0x10), which the AudioSocket application sends.
+LINE_RATE = 8000
 
 #: What we send per audio frame: 20 ms of 8 kHz signed linear 16-bit mono = 160 samples.
 AUDIO_FRAME_BYTES = 320
@@ -48,13 +54,47 @@ class Kind(enum.IntEnum):
     DTMF = 0x03
     #: "Payload is signed linear, 16-bit, 8kHz, mono PCM (little-endian)".
     AUDIO = 0x10
+    #: The same at higher rates: the channel driver (``Dial(AudioSocket/…/c(slin16))``)
+    #: carries its channel's own signed linear format, one kind per rate.
+    AUDIO_SLIN12 = 0x11
+    AUDIO_SLIN16 = 0x12
+    AUDIO_SLIN24 = 0x13
+    AUDIO_SLIN32 = 0x14
+    AUDIO_SLIN44 = 0x15
+    AUDIO_SLIN48 = 0x16
+    AUDIO_SLIN96 = 0x17
+    AUDIO_SLIN192 = 0x18
     #: "An error has occurred; payload is the (optional) application-specific error code".
     ERROR = 0xFF
 
 
-#: Newer Asterisk releases carry higher-rate signed linear audio in kinds 0x11 and up;
-#: they only appear when the dialplan hands over a channel that is not at 8 kHz.
-HIGHER_RATE_AUDIO_KINDS = range(0x11, 0x19)
+#: Audio kinds and their sample rates (Asterisk ``res_audiosocket``: slin, slin12 …
+#: slin192). slin44 is 44.1 kHz.
+AUDIO_KIND_RATES: dict[int, int] = {
+    Kind.AUDIO: LINE_RATE,
+    Kind.AUDIO_SLIN12: 12000,
+    Kind.AUDIO_SLIN16: 16000,
+    Kind.AUDIO_SLIN24: 24000,
+    Kind.AUDIO_SLIN32: 32000,
+    Kind.AUDIO_SLIN44: 44100,
+    Kind.AUDIO_SLIN48: 48000,
+    Kind.AUDIO_SLIN96: 96000,
+    Kind.AUDIO_SLIN192: 192000,
+}
+_KIND_OF_RATE = {rate: Kind(kind) for kind, rate in AUDIO_KIND_RATES.items()}
+
+
+def audio_kind(rate: int) -> Kind:
+    """The audio kind that carries ``rate``; ``ValueError`` for a rate none carries."""
+    try:
+        return _KIND_OF_RATE[rate]
+    except KeyError:
+        raise ValueError(f"no AudioSocket audio kind carries {rate} Hz") from None
+
+
+def frame_bytes(rate: int) -> int:
+    """Bytes of 20 ms of 16-bit mono audio at ``rate``."""
+    return rate // 50 * 2
 
 
 class ErrorCode(enum.IntFlag):

@@ -123,6 +123,14 @@ class CarrierStreamClient:
             raise LocalProtocolError(f"{digit!r} is not one keypad digit")
         self._queue("dtmf", {"dtmf": {"track": "inbound_track", "digit": digit}})
 
+    def send_event(self, event: str, body: Mapping[str, Any]) -> None:
+        """Queue a message of another event than this client knows: what a carrier
+        that added events to its stream would send (``body`` becomes its fields)."""
+        self._require_streaming(event)
+        if event in ("connected", "start", "media", "dtmf", "mark", "stop"):
+            raise LocalProtocolError(f"{event!r} has its own method")
+        self._queue(event, dict(body))
+
     def stop(self) -> None:
         """The caller hung up: queue ``stop``; nothing more is sent afterwards."""
         self._require_streaming("stop")

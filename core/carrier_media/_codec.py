@@ -7,7 +7,7 @@ functions lay out the three messages we send: ``media``, ``mark`` and ``clear``.
 
 Inbound shapes (strings unless noted)::
 
-    {"event": "connected", "protocol", "version"}
+    {"event": "connected", "protocol"?, "version"?}   (some carriers omit both)
     {"event": "start", "streamSid", "start": {"streamSid", "accountSid", "callSid",
         "tracks": [str], "customParameters": {str: str},
         "mediaFormat": {"encoding", "sampleRate": int, "channels": int}}}
@@ -16,7 +16,9 @@ Inbound shapes (strings unless noted)::
     {"event": "mark", "streamSid", "mark": {"name"}}
     {"event": "stop", "streamSid", "stop": {"accountSid", "callSid"}}
 
-``sequenceNumber`` is not read: a WebSocket delivers messages in order.
+``sequenceNumber`` is not read: a WebSocket delivers messages in order. An event of
+any other name decodes to ``UnknownEvent``: carriers add events, and one this service
+does not know is no fault of the carrier's.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ __all__ = [
     "CloseCode",
     "Inbound",
     "MarkEcho",
+    "UnknownEvent",
     "decode_message",
     "encode_clear",
     "encode_mark",
@@ -81,12 +84,19 @@ class MarkEcho:
 
 
 @dataclass(frozen=True, slots=True)
+class UnknownEvent:
+    """A well-formed message whose event this service does not know."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class Inbound:
     """One decoded message: the stream it names (``None`` for ``connected``) and what
     it says."""
 
     stream_sid: str | None
-    event: Event | MarkEcho
+    event: Event | MarkEcho | UnknownEvent
 
 
 def remote_error(message: str, code: CloseCode = CloseCode.PROTOCOL_ERROR) -> RemoteProtocolError:
@@ -102,7 +112,10 @@ def decode_message(text: str) -> Inbound:
     name = _text(message, "event", "message")
     decoder = _DECODERS.get(name)
     if decoder is None:
-        raise remote_error(f"unknown event {name!r}")
+        # Whatever else it holds is not read; a stream name, when given, is still checked.
+        sid = message.get("streamSid")
+        return Inbound(stream_sid=sid if isinstance(sid, str) else None,
+                       event=UnknownEvent(name[:64]))
     event = decoder(message)
     stream_sid = None if name == "connected" else _text(message, "streamSid", "message")
     return Inbound(stream_sid=stream_sid, event=event)
@@ -174,9 +187,14 @@ def _counter(obj: dict[str, Any], key: str, where: str) -> int:
 
 def _decode_connected(message: dict[str, Any]) -> StreamConnected:
     return StreamConnected(
-        protocol=_text(message, "protocol", "connected"),
-        version=_text(message, "version", "connected"),
+        protocol=_optional_text(message, "protocol", "connected"),
+        version=_optional_text(message, "version", "connected"),
     )
+
+
+def _optional_text(obj: dict[str, Any], key: str, where: str) -> str:
+    """A string field some carriers omit: ``""`` when absent."""
+    return _text(obj, key, where) if key in obj else ""
 
 
 def _decode_start(message: dict[str, Any]) -> StreamStarted:

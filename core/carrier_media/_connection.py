@@ -15,6 +15,7 @@ from ..errors import LocalProtocolError, RemoteProtocolError
 from ._codec import (
     CloseCode,
     MarkEcho,
+    UnknownEvent,
     decode_message,
     encode_clear,
     encode_mark,
@@ -27,6 +28,7 @@ from ._events import (
     Event,
     MarkReceived,
     MediaReceived,
+    MessageIgnored,
     SendMark,
     SendMedia,
     StreamConnected,
@@ -81,7 +83,9 @@ class CarrierConnection:
 
     The carrier sends ``StreamConnected`` then ``StreamStarted`` (redeem the ticket in
     its ``custom_parameters``; close without a word when rejected), then caller audio,
-    keys and returned marks, and ends with ``StreamStopped``.
+    keys and returned marks, and ends with ``StreamStopped``. An event this service
+    does not know, and a mark it never sent, become ``MessageIgnored`` and change
+    nothing: neither is a reason to end a call.
     """
 
     def __init__(self) -> None:
@@ -176,7 +180,14 @@ class CarrierConnection:
         messages, self._outgoing = self._outgoing, []
         return messages
 
-    def _accept(self, stream_sid: str | None, event: Event | MarkEcho) -> None:
+    def _accept(self, stream_sid: str | None, event: Event | MarkEcho | UnknownEvent) -> None:
+        if isinstance(event, UnknownEvent):
+            self._events.append(MessageIgnored(f"unknown event {event.name!r}"))
+            return
+        if isinstance(event, MarkEcho) and self._state is StreamState.STREAMING and not (
+                event.name in self._pending_marks or event.name in self._cleared_marks):
+            self._events.append(MessageIgnored(f"mark {event.name!r} returned but never sent"))
+            return
         target = _INBOUND.get((self._state, type(event)))
         if target is None:
             raise remote_error(f"{_wire_name(event)} not allowed in state {self._state.name}")
@@ -194,10 +205,8 @@ class CarrierConnection:
         if name in self._pending_marks:
             del self._pending_marks[name]
             return True
-        if name in self._cleared_marks:
-            del self._cleared_marks[name]
-            return False
-        raise remote_error(f"mark {name!r} returned but never sent")
+        del self._cleared_marks[name]  # ``_accept`` let only a mark we sent through
+        return False
 
     def _mark_message(self, stream_sid: str, name: str) -> str:
         # A name may wait for its return only once, or the return would be ambiguous.

@@ -15,6 +15,7 @@ __all__ = [
     "Event",
     "MarkReceived",
     "MediaReceived",
+    "MessageIgnored",
     "SendMark",
     "SendMedia",
     "StreamConnected",
@@ -25,7 +26,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class StreamConnected:
-    """The carrier opened the stream and named its protocol (``Call``, ``1.0.0``)."""
+    """The carrier opened the stream and named its protocol (``Call``, ``1.0.0``);
+    carriers that speak the same stream but omit the names give ``""``."""
 
     protocol: str
     version: str
@@ -75,6 +77,15 @@ class MarkReceived:
 
 
 @dataclass(frozen=True, slots=True)
+class MessageIgnored:
+    """The carrier sent something the stream has no use for — an event this service
+    does not know (carriers add events over time), or a mark it never sent — which
+    changes nothing. ``reason`` says what, for the log."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class StreamStopped:
     """The carrier ended the stream: the caller hung up or the call moved on."""
 
@@ -101,5 +112,6 @@ class ClearAudio:
 
 
 Event = (
-    StreamConnected | StreamStarted | MediaReceived | DtmfReceived | MarkReceived | StreamStopped
+    StreamConnected | StreamStarted | MediaReceived | DtmfReceived | MarkReceived
+    | MessageIgnored | StreamStopped
 )

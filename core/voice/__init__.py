@@ -28,6 +28,7 @@ from ._events import (
     EndCall,
     Input,
     JudgeTurn,
+    KeysPressed,
     Recognise,
     RecognitionFailed,
     Respond,
@@ -40,6 +41,7 @@ from ._events import (
     TurnJudgeFailed,
     TurnJudged,
 )
+from ._keys import KEY_PAUSE_SECONDS, KeyEntry, keys_text
 from ._sentences import MAX_SENTENCE_CHARS, SentenceSplitter
 from ._opening import RECORDING_SENTENCE, STANDARD_NOTICE, compose_opening, notice_in_force
 
@@ -62,6 +64,9 @@ __all__ = [
     "EndCall",
     "Input",
     "JudgeTurn",
+    "KEY_PAUSE_SECONDS",
+    "KeyEntry",
+    "KeysPressed",
     "Phase",
     "PhoneDials",
     "Recognise",
@@ -77,5 +82,6 @@ __all__ = [
     "TurnJudgeFailed",
     "TurnJudged",
     "compose_opening",
+    "keys_text",
     "notice_in_force",
 ]

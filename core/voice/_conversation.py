@@ -38,6 +38,7 @@ from ._events import (
     EndCall,
     Input,
     JudgeTurn,
+    KeysPressed,
     Recognise,
     RecognitionFailed,
     Respond,
@@ -278,6 +279,16 @@ class CallConversation:
         self.detector_usable = False
         return self._respond()
 
+    def _keys_pressed(self, given: KeysPressed, now: float) -> Phase:
+        # Keys are a whole turn at once: whatever was being heard of the caller's
+        # speech meanwhile is dropped (answers to it no longer count), and the entry
+        # is answered.
+        if self._phase is not Phase.LISTENING:
+            self._actions.append(DropTurn(self._turn))
+        self._turn += 1
+        self._transcript = given.text
+        return self._respond()
+
     def _reply_playing(self, given: SpeechPlaying, now: float) -> Phase:
         if given.utterance == self._reply:
             self._playing = True
@@ -330,6 +341,10 @@ _TABLE: dict[tuple[Phase, type], Handler] = {
     (_P.HOLDING, CallerAudio): _C._resumed,
     (_P.REPLYING, CallerAudio): _C._replying_audio,
     (_P.REPLYING, SpeechPlaying): _C._reply_playing,
+    # An entry keyed while the agent speaks or during the opening is kept by the
+    # adapter until it can be answered (``KeyEntry``); here it makes a turn.
+    **{(phase, KeysPressed): _C._keys_pressed for phase in (
+        _P.LISTENING, _P.HEARING, _P.RECOGNISING, _P.JUDGING, _P.HOLDING)},
 }
 
 #: Inputs that mean the same in every phase but ``ENDED``.

@@ -73,6 +73,14 @@ class Transcribed:
 
 
 @dataclass(frozen=True, slots=True)
+class KeysPressed:
+    """The caller finished keying an entry; ``text`` is the turn it makes
+    (``core.voice.KeyEntry``)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class RecognitionFailed:
     """The recogniser was unavailable for ``request``."""
 
@@ -119,7 +127,8 @@ class SpeechFailed:
 
 
 Input = (CallerAudio | CallerHungUp | ConnectionLost | Transcribed | RecognitionFailed
-         | TurnJudged | TurnJudgeFailed | SpeechPlaying | SpeechFinished | SpeechFailed)
+         | TurnJudged | TurnJudgeFailed | SpeechPlaying | SpeechFinished | SpeechFailed
+         | KeysPressed)
 
 # -- actions
 

@@ -9,6 +9,8 @@ import aiohttp
 import pytest
 
 from adapters.call_simulator import (
+    FutureEvent,
+    Press,
     AwaitHangup,
     Caller,
     Listen,
@@ -22,7 +24,12 @@ from adapters.call_simulator import (
     transcribe,
     write_wav,
 )
-from adapters.call_simulator.audio import audible, frames_of
+from adapters.call_simulator.audio import (
+    active_level_dbfs,
+    at_telephone_level,
+    audible,
+    frames_of,
+)
 from adapters.call_simulator.carrier import read_instruction, relay
 from tests.fakes.telephone_line import CREDENTIAL, SECRET, TRANSFER, Behaviour, running_fake_line, tone
 
@@ -54,7 +61,7 @@ async def ring(transport: str, line, steps, **kwargs):
             return await ring_pbx(server_url=line.http_url, audiosocket=line.audiosocket,
                                   secret=kwargs.get("secret", SECRET),
                                   caller_number="+441632960777", dialled="+441632960001",
-                                  caller=caller, http=http)
+                                  caller=caller, http=http, rate=kwargs.get("rate", 8000))
         return await ring_carrier(server_url=line.http_url, public_base=line.base_url,
                                   credential=kwargs.get("credential", CREDENTIAL),
                                   caller_number="+441632960777", dialled="+441632960001",
@@ -96,11 +103,42 @@ async def test_the_caller_hanging_up_ends_the_call_from_the_callers_side(transpo
     assert 0 < len(report.replies) <= 1
 
 
-async def test_a_frame_kind_asterisk_does_not_accept_is_answered_with_an_error_frame():
+async def test_a_frame_kind_asterisk_does_not_accept_drops_the_call_without_a_word():
     async with running_fake_line(Behaviour(opening_ms=200, bad_kind=0x03)) as line:
-        report = await ring("pbx", line, [Listen(quiet_ms=2000, timeout_s=5)])
+        report = await ring("pbx", line, [Listen(quiet_ms=1500, timeout_s=5)])
     assert report.ended_by == "fault"
     assert "DTMF" in report.fault
+    assert line.closed_after_fault and line.errors_received == []  # it never sends 0xff
+
+
+async def test_asterisk_hangs_up_on_a_line_that_sends_no_audio_for_two_seconds():
+    # The fake line says its opening, then waits for a turn without sending anything.
+    async with running_fake_line(Behaviour(opening_ms=200, quiet_pbx=True)) as line:
+        report = await ring("pbx", line, [Listen(quiet_ms=4000, timeout_s=6)])
+    assert report.ended_by == "inactivity"
+    assert "2000 ms" in report.fault
+
+
+async def test_asterisk_at_slin16_sends_and_expects_kind_0x12():
+    async with running_fake_line(Behaviour(opening_ms=600, reply_ms=400)) as line:
+        report = await ring("pbx", line, [Listen(quiet_ms=400, timeout_s=5),
+                                          Say("hello there"), AwaitHangup(timeout_s=5)],
+                            rate=16000)
+    assert report.ended_by == "line", report
+    assert report.rates == {16000} and report.odd_frames == 0
+    await transcribe(report, LengthRecogniser())
+    # Resampled twice (8 -> 16 -> 8 kHz): the filters' delay may spill a frame over.
+    heard = [int(reply.transcript.split()[0]) for reply in report.replies]
+    assert 600 <= heard[0] <= 620 and 400 <= heard[1] <= 420, heard
+
+
+async def test_the_carrier_sends_keys_and_events_of_a_later_version_of_its_stream():
+    async with running_fake_line(Behaviour(opening_ms=300, reply_ms=300)) as line:
+        report = await ring("carrier", line, [Listen(quiet_ms=400, timeout_s=5),
+                                              FutureEvent(), Press("5"), Say("hello there"),
+                                              AwaitHangup(timeout_s=5)])
+    assert report.ended_by == "line", report  # the unknown event ended nothing
+    assert line.keys == ["5"] and line.ignored == ["unknown event 'heartbeat'"]
 
 
 @pytest.mark.parametrize("transport", ["pbx", "carrier"])
@@ -108,6 +146,16 @@ async def test_a_refused_call_is_reported_as_refused(transport):
     async with running_fake_line() as line:
         report = await ring(transport, line, [Listen()], secret="wrong", credential="wrong")
     assert not report.answered and report.ended_by == "refused"
+
+
+def test_the_caller_is_played_at_a_telephone_level_with_noise_at_the_asked_snr():
+    speech = tone(1000, level=0.5) + bytes(16000)  # a second of speech, one of quiet
+    assert active_level_dbfs(speech) == pytest.approx(-9.0, abs=0.2)
+    line = at_telephone_level(speech, -26.0, 20.0)
+    assert active_level_dbfs(line[:16000]) == pytest.approx(-26.0, abs=0.2)
+    assert active_level_dbfs(line[16000:]) == pytest.approx(-46.0, abs=0.5)  # noise
+    assert at_telephone_level(speech, -26.0, 20.0) == line  # repeatable
+    assert at_telephone_level(speech) == speech
 
 
 def test_wav_files_round_trip_at_the_call_rate(tmp_path):

@@ -213,6 +213,37 @@ async def test_the_agent_putting_the_caller_through_ends_our_side_after_its_answ
     assert call.transport.log[-2:] == [("recorded", CallInput.TRANSFERRED), ("hang_up", None)]
 
 
+async def press(call: Call, keys: str) -> None:
+    for key in keys:
+        await call.transport.to_session.send(key)
+        await anyio.sleep(0.05)
+
+
+async def test_keys_up_to_hash_reach_the_agent_as_a_turn():
+    async def script(call: Call) -> None:
+        await call.opening_played()
+        await press(call, "1234#")
+        await call.transport.until(lambda: call.transport.count("end_of_speech") >= 2)
+        await call.hang_up()
+
+    call = Call(agent=FakeAgent(answers=["Thank you, I have your reference."]))
+    await call.run(script)
+    assert call.agent.questions == ["Digits pressed: 1234"]
+    assert call.engines.recogniser.heard == []  # keys are not speech
+
+
+async def test_keys_pressed_over_the_opening_end_with_a_pause_and_are_answered_after_it():
+    async def script(call: Call) -> None:
+        await press(call, "7*")  # during the opening
+        await call.opening_played()
+        await call.transport.until(lambda: call.transport.count("end_of_speech") >= 2)
+        await call.hang_up()
+
+    call = Call(agent=FakeAgent(answers=["Option seven."]))
+    await call.run(script)
+    assert call.agent.questions == ["Digits pressed: 7*"]
+
+
 async def test_a_failing_turn_detector_is_asked_once_per_call():
     async def script(call: Call) -> None:
         await call.opening_played()

@@ -76,7 +76,8 @@ async def test_audiosocket_caller_audio_keys_and_hangup():
     stream = RecordingStream([frames[:5], frames[5:] + b"\x03\x00", HEADER.pack(0x00, 0)])
     transport = AudioSocketTransport(stream, introduced())
     assert await transport.receive() == b"\x01\x00\x02\x00"
-    assert await transport.receive() == b"\x03\x00"  # the key press is passed over
+    assert await transport.receive() == "5"  # the key press, handed on
+    assert await transport.receive() == b"\x03\x00"
     assert await transport.receive() is None  # the hangup frame
     await transport.send_frame(FRAME)  # nothing is played to a caller who has gone
     assert stream.sends == []
@@ -99,6 +100,21 @@ async def test_audiosocket_errors_from_the_telephone_system(ending, broken, our_
     else:
         assert await transport.receive() is None
     assert stream.sends == our_reply
+
+
+@pytest.mark.parametrize(("kind", "rate"), [(0x11, 12000), (0x12, 16000), (0x13, 24000),
+                                            (0x14, 32000), (0x15, 44100), (0x16, 48000),
+                                            (0x17, 96000), (0x18, 192000)])
+async def test_audiosocket_higher_rate_audio_comes_to_8_khz_and_we_answer_in_its_kind(
+        kind, rate):
+    twenty_ms = rate // 50 * 2
+    stream = RecordingStream([HEADER.pack(kind, twenty_ms) + bytes(twenty_ms)] * 10)
+    transport = AudioSocketTransport(stream, introduced())
+    heard = b"".join([await transport.receive() for _ in range(10)])
+    assert abs(len(heard) - 10 * 320) <= 4  # the filters' delay, no more
+    await transport.send_frame(FRAME)
+    [sent] = stream.sends
+    assert HEADER.unpack(sent[:3]) == (kind, twenty_ms)
 
 
 async def test_audiosocket_peer_closing_the_socket_is_a_hangup():
@@ -235,6 +251,21 @@ async def test_carrier_barge_in_clears_and_marks_returned_after_it_count_as_clea
     assert (transport.marks_heard, transport.marks_cleared) == (0, 2)
 
 
+async def test_carrier_keys_unknown_events_and_strange_marks_never_end_the_call():
+    peer = TextPeer([
+        json.dumps({"event": "dtmf", "streamSid": "MZ1",
+                    "dtmf": {"track": "inbound_track", "digit": "4"}}),
+        json.dumps({"event": "transcription", "streamSid": "MZ1", "text": "hi"}),
+        mark("never-sent"),
+        json.dumps({"event": "media", "streamSid": "MZ1", "media": {
+            "track": "inbound", "chunk": "1", "timestamp": "20", "payload": "/w=="}}),
+    ])
+    transport = carrier(peer)
+    assert await transport.receive() == "4"
+    assert await transport.receive() == b"\x00\x00"  # μ-law 0xff: silence
+    assert peer.closed_with is None
+
+
 async def test_carrier_mark_returned_before_a_clear_was_heard():
     peer = TextPeer([])
     transport = carrier(peer)
@@ -263,7 +294,7 @@ async def test_carrier_stream_without_a_ticket_is_closed_without_a_word(messages
 
 
 async def test_carrier_ticket_is_redeemed_and_the_call_runs_over_the_stream():
-    peer = TextPeer([start("t-42"), mark("never-sent")])
+    peer = TextPeer([start("t-42"), mark("never-sent"), "not json"])
     answered: list[object] = []
 
     async def redeem(token: str):
@@ -271,8 +302,8 @@ async def test_carrier_ticket_is_redeemed_and_the_call_runs_over_the_stream():
 
     async def answer(transport, call):
         answered.append(call)
-        with pytest.raises(TransportBroken):  # a mark we never sent breaks the protocol
-            await transport.receive()
+        with pytest.raises(TransportBroken):  # a mark we never sent is passed over;
+            await transport.receive()  # a message that is not JSON breaks the protocol
 
     await serve_carrier_stream(peer, redeem, answer)
     assert answered == [{"ticket": "t-42"}]
@@ -371,6 +402,33 @@ async def test_a_failing_call_does_not_take_the_listener_down():
                 async with await connect_presenting_an_identifier(port) as stream:
                     assert await read_all(stream) == expected
             tasks.cancel_scope.cancel()
+
+
+async def test_a_call_still_being_prepared_keeps_asterisk_from_giving_up():
+    from anyio.abc import SocketAttribute
+
+    from adapters.voice.audiosocket import bind_audiosocket, serve_audiosockets
+
+    listener = await bind_audiosocket("127.0.0.1:0")
+    port = listener.extra(SocketAttribute.local_port)
+
+    async def redeem(token: str):
+        return token
+
+    async def answer(transport, call):
+        await anyio.sleep(1.5)  # a slow start: the line, the engines, the transcript
+        await transport.hang_up()
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(serve_audiosockets, listener, redeem, answer)
+            async with await connect_presenting_an_identifier(port) as stream:
+                data = await read_all(stream)
+            tasks.cancel_scope.cancel()
+    silence = HEADER.pack(0x10, 320) + bytes(320)
+    assert data.endswith(HEADER.pack(0x00, 0))
+    body = data[:-3]
+    assert body == silence * (len(body) // len(silence)) and len(body) // len(silence) >= 20
 
 
 async def connect_presenting_an_identifier(port: int):

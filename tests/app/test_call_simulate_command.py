@@ -42,6 +42,21 @@ def test_a_played_wav_is_answered_and_what_the_line_said_is_saved(via, tmp_path,
     assert rate == 8000 and heard.ndim == 1 and len(heard) >= 8 * (400 + 600)
 
 
+def test_asterisk_at_slin16_with_keys_and_a_noisy_quiet_caller(tmp_path, capsys):
+    write_wav(tmp_path / "question.wav", tone(600))
+    with fake_line(Behaviour(opening_ms=400, reply_ms=600)) as line:
+        code = main(["call", "simulate", "--via", "pbx", "--to", "+441632960001",
+                     "--server", line.http_url, "--audiosocket", "%s:%d" % line.audiosocket,
+                     "--secret", SECRET, "--rate", "16000",
+                     "--play", str(tmp_path / "question.wav"), "--press", "12#",
+                     "--level-dbfs", "-20",
+                     "--noise-snr", "30", "--quiet-ms", "500", "--listen-secs", "5",
+                     "--no-transcript"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "the line ended the call" in out and 'end of "question.wav"' in out
+
+
 def test_a_refused_call_exits_1_and_says_so(tmp_path, capsys):
     with fake_line(Behaviour()) as line:
         code = main(["call", "simulate", "--via", "pbx", "--to", "+441632960001",
@@ -55,6 +70,7 @@ def test_a_refused_call_exits_1_and_says_so(tmp_path, capsys):
     (["--via", "pbx", "--secret", "s"], "--audiosocket HOST:PORT"),
     (["--via", "pbx", "--audiosocket", "127.0.0.1:9"], "--secret"),
     (["--via", "carrier"], "--credential"),
+    (["--via", "carrier", "--credential", "c", "--rate", "16000"], "--rate"),
 ])
 def test_missing_transport_details_are_named(arguments, complaint, capsys):
     assert main(["call", "simulate", "--to", "+441632960001", *arguments]) == 64

@@ -24,9 +24,11 @@ from adapters.call_simulator import (
     AwaitHangup,
     AwaitSpeech,
     Caller,
+    FutureEvent,
     GoSilent,
     Listen,
     Pause,
+    Press,
     Say,
     prepare,
     ring_carrier,
@@ -76,7 +78,7 @@ class Line:
         self.audiosocket = audiosocket
         self.last_caller = ""
 
-    async def ring(self, via: str, steps) -> object:
+    async def ring(self, via: str, steps, *, rate: int = 8000) -> object:
         caller = Caller(await prepare(steps, CodedSynthesiser()))
         number = self.last_caller = f"+4479460{next(_callers):05d}"
         async with aiohttp.ClientSession() as http:
@@ -84,7 +86,7 @@ class Line:
                 report = await ring_pbx(server_url=str(self.client.base_url),
                                         audiosocket=self.audiosocket, secret=SHARED_SECRET,
                                         caller_number=number, dialled=PBX_LINE,
-                                        caller=caller, http=http)
+                                        caller=caller, http=http, rate=rate)
             else:
                 report = await ring_carrier(server_url=str(self.client.base_url),
                                             public_base=PUBLIC, credential=CREDENTIAL,
@@ -257,3 +259,49 @@ async def test_the_peer_going_silent_ends_the_call(line):
     report = await line.ring("pbx", [Listen(quiet_ms=1200), GoSilent(timeout_s=15)])
     assert report.ended_by == "line"
     assert (await line.call_row())["outcome"] == "dropped"
+
+
+@pytest.mark.parametrize("via", ["carrier", "pbx"])
+async def test_keys_pressed_reach_the_agent_and_the_transcript(line, via):
+    report = await line.ring(via, [Listen(quiet_ms=1200), *(Press(key) for key in "4711#"),
+                                   Listen(quiet_ms=1500, timeout_s=10)])
+    assert report.ended_by == "caller" and len(report.replies) == 2, report
+    call = await line.call_row()
+    said = [(m["role"], m["content"]) for m in await line.conversation(call)]
+    assert said[0] == ("user", "Digits pressed: 4711")
+    assert said[1][0] == "assistant"
+
+
+async def test_an_event_the_carrier_adds_later_changes_nothing(line):
+    report = await line.ring("carrier", [Listen(quiet_ms=1200), FutureEvent("heartbeat"),
+                                         Say("what are your opening hours"),
+                                         Listen(quiet_ms=1500)])
+    assert report.ended_by == "caller" and report.fault is None, report
+    assert "our opening hours are nine to five" in report.replies[1].transcript
+
+
+async def test_asterisks_channel_driver_at_slin16_is_answered_in_slin16(line):
+    report = await line.ring("pbx", [Listen(quiet_ms=1200), Say("what are your opening hours"),
+                                     Listen(quiet_ms=1500)], rate=16000)
+    assert report.ended_by == "caller" and report.fault is None, report
+    assert report.rates == {16000} and report.odd_frames == 0
+    assert report.replies[0].transcript == _opening(True)
+    assert "our opening hours are nine to five" in report.replies[1].transcript
+
+
+@pytest.mark.parametrize("via", ["carrier", "pbx"])
+async def test_a_goodbye_ends_the_call_after_the_farewell_is_heard(line, via):
+    report = await line.ring(via, [Listen(quiet_ms=1200), Say("thank you goodbye"),
+                                   AwaitHangup(timeout_s=20)])
+    assert report.ended_by == "line" and report.transfer_to is None, report
+    farewell = report.replies[-1].transcript  # the whole farewell, to its last word
+    assert farewell.startswith("thank you for calling") and farewell.endswith("goodbye."), farewell
+    assert (await line.call_row())["outcome"] == "completed"
+
+
+async def test_a_quiet_agent_keeps_asterisk_from_giving_up(line):
+    # Asterisk hangs up after 2 s without audio; the caller thinks for 3 s here.
+    report = await line.ring("pbx", [Listen(quiet_ms=3000, timeout_s=10),
+                                     Say("what are your opening hours"), Listen(quiet_ms=1500)])
+    assert report.ended_by == "caller", report
+    assert "our opening hours are nine to five" in report.replies[1].transcript

@@ -185,9 +185,33 @@ def test_unknown_frame_kind_is_refused(kind):
         opened().receive_data(frame(kind, b"\x00\x00"))
 
 
-def test_audio_above_8_khz_is_refused_with_a_hint_for_the_dialplan():
-    with pytest.raises(RemoteProtocolError, match="8 kHz"):
-        opened().receive_data(frame(0x11, bytes(640)))
+# Asterisk's channel driver (``Dial(AudioSocket/…/c(slin16))``): one kind per rate.
+KIND_RATES = [(0x11, 12000), (0x12, 16000), (0x13, 24000), (0x14, 32000), (0x15, 44100),
+              (0x16, 48000), (0x17, 96000), (0x18, 192000)]
+
+
+@pytest.mark.parametrize(("kind", "rate"), KIND_RATES)
+def test_higher_rate_audio_is_read_at_its_rate_and_answered_in_its_kind(kind, rate):
+    connection = opened()
+    twenty_ms = bytes(rate // 50 * 2)
+    connection.receive_data(frame(kind, twenty_ms))
+    assert connection.events_received() == [AudioReceived(twenty_ms, rate=rate)]
+    assert connection.rate == rate
+    connection.send(SendAudio(twenty_ms))
+    assert connection.data_to_send() == frame(kind, twenty_ms)
+
+
+def test_our_frames_must_be_20_ms_at_the_callers_rate():
+    connection = opened()
+    connection.receive_data(frame(0x12, bytes(640)))
+    with pytest.raises(LocalProtocolError, match="640 bytes"):
+        connection.send(SendAudio(SILENCE))
+
+
+def test_before_any_caller_audio_we_answer_at_8_khz():
+    connection = opened()
+    connection.send(SendAudio(SILENCE))
+    assert connection.data_to_send() == frame(0x10, SILENCE)
 
 
 def test_frame_at_the_32_kib_cap_is_read():
@@ -326,7 +350,9 @@ def test_any_bytes_give_events_or_a_remote_protocol_error(prefix, data, cuts):
 
 
 well_formed_frames = st.one_of(
-    st.binary(max_size=64).filter(lambda b: len(b) % 2 == 0).map(lambda b: frame(0x10, b)),
+    st.tuples(st.sampled_from([0x10, *(kind for kind, _ in KIND_RATES)]),
+              st.binary(max_size=64).filter(lambda b: len(b) % 2 == 0)
+              ).map(lambda kb: frame(*kb)),
     st.sampled_from("0123456789*#ABCD").map(lambda d: frame(0x03, d.encode())),
 )
 
@@ -342,21 +368,27 @@ def test_how_bytes_are_split_never_changes_the_events(frames, cuts):
     assert pieces.events_received() == whole.events_received()
 
 
-@given(st.lists(st.sampled_from(["audio", "short", "hangup"]), max_size=30))
-def test_we_only_ever_send_full_audio_frames_then_one_hangup(actions):
+@given(st.sampled_from([(0x10, 8000), *KIND_RATES]),
+       st.lists(st.sampled_from(["audio", "short", "line_rate", "hangup"]), max_size=30))
+def test_we_only_ever_send_full_audio_frames_of_the_callers_kind_then_one_hangup(
+        caller, actions):
+    kind_in, rate = caller
     connection = opened()
+    connection.receive_data(frame(kind_in, bytes(4)))
+    whole = bytes(rate // 50 * 2)
     for action in actions:
         try:
             if action == "hangup":
                 connection.send(SendHangup())
             else:
-                connection.send(SendAudio(SILENCE if action == "audio" else b""))
+                pcm = {"audio": whole, "short": b"", "line_rate": SILENCE}[action]
+                connection.send(SendAudio(pcm))
         except LocalProtocolError:
             pass
     sent = frames_of(connection.data_to_send())
     if sent and sent[-1] == (0x00, b""):
         sent.pop()
-    assert all(kind == 0x10 and len(payload) == AUDIO_FRAME_BYTES for kind, payload in sent)
+    assert all(kind == kind_in and len(payload) == len(whole) for kind, payload in sent)
 
 
 def frames_of(data: bytes) -> list[tuple[int, bytes]]:

@@ -21,6 +21,7 @@ from core.carrier_media import (
     DtmfReceived,
     MarkReceived,
     MediaReceived,
+    MessageIgnored,
     SendMark,
     SendMedia,
     StreamConnected,
@@ -194,7 +195,6 @@ def test_start_must_name_one_stream():
         "[" * 5000,
         "1" * 5000,
         '{"event": 5}',
-        '{"event": "hello"}',
         '{"event": "media", "streamSid": "' + SID + '"}',
         '{"event": "media", "streamSid": "'
         + SID
@@ -325,8 +325,36 @@ def test_empty_mark_name_is_a_local_error():
         streaming().send_mark("")
 
 
-def test_a_mark_never_sent_is_a_protocol_error():
-    refused(streaming(), mark("stranger"))
+def test_a_mark_never_sent_is_logged_and_ignored():
+    connection = streaming()
+    connection.send_mark("mine")
+    connection.receive_text(json.dumps(mark("stranger")))
+    assert connection.events_received() == [
+        MessageIgnored("mark 'stranger' returned but never sent")]
+    assert connection.state is StreamState.STREAMING
+    assert connection.pending_marks == ("mine",)
+
+
+@pytest.mark.parametrize("message", [
+    {"event": "hello"},
+    {"event": "transcription", "streamSid": SID, "transcription": {"text": "hi"}},
+    {"event": "future", "streamSid": "MZsomewhere-else"},
+])
+def test_an_unknown_event_is_ignored_and_the_stream_goes_on(message):
+    connection = streaming()
+    connection.receive_text(json.dumps(message))
+    [event] = connection.events_received()
+    assert isinstance(event, MessageIgnored) and repr(message["event"]) in event.reason
+    connection.receive_text(json.dumps(media()))
+    assert isinstance(connection.events_received()[0], MediaReceived)
+
+
+def test_connected_without_protocol_or_version_is_accepted():
+    connection = CarrierConnection()
+    connection.receive_text(json.dumps({"event": "connected"}))
+    connection.receive_text(json.dumps(start()))
+    assert connection.events_received()[0] == StreamConnected(protocol="", version="")
+    assert connection.state is StreamState.STREAMING
 
 
 # -- properties -----------------------------------------------------------------------
@@ -367,12 +395,17 @@ jsonish_messages = st.recursive(
 
 
 def feed_all(connection: CarrierConnection, texts: list[str]) -> None:
+    before = connection.state
     try:
         for text in texts:
             connection.receive_text(text)
+            events = connection.events_received()
+            # What the stream does not know is ignored, never a reason to end it.
+            if any(isinstance(event, MessageIgnored) for event in events):
+                assert len(events) == 1 and connection.state is before
+            before = connection.state
     except RemoteProtocolError:
         pass
-    connection.events_received()
 
 
 @given(st.lists(st.text(max_size=200), max_size=5))
@@ -418,6 +451,11 @@ def test_every_mark_sent_comes_back_exactly_once_with_the_right_verdict(actions)
             connection.receive_text(json.dumps(mark(name)))
             [event] = connection.events_received()
             assert event == MarkReceived(name, heard=heard_expected.pop(name))
+        elif action == "echo":
+            # A mark returned twice (or never sent) is ignored and changes nothing.
+            connection.receive_text(json.dumps(mark("never-sent")))
+            [event] = connection.events_received()
+            assert isinstance(event, MessageIgnored)
     assert set(connection.pending_marks) == {n for n, heard in heard_expected.items() if heard}
 
 

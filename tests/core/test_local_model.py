@@ -33,7 +33,8 @@ MESSAGE = ToolSpec("take_message", "Take a message for the team.",
                    {"type": "object", "properties": {"message": {"type": "string"}},
                     "required": ["message"]}, side_effecting=True, usable_on_call=True)
 TRANSFER = ToolSpec("put_through", "Put the caller through to a person.", side_effecting=True)
-TOOLS = [TIME, BOOK, MESSAGE, TRANSFER]
+END_CALL = ToolSpec("end_call", "End the telephone call and hang up.", usable_on_call=True)
+TOOLS = [TIME, BOOK, MESSAGE, TRANSFER, END_CALL]
 
 
 def test_answers_with_the_best_sentence_and_its_citation():
@@ -58,6 +59,8 @@ def test_says_plainly_when_the_documents_do_not_hold_it(question):
     ("Please take a message: the boiler is fixed.",
      LocalToolCall("take_message", {"message": "Please take a message: the boiler is fixed."})),
     ("Can I speak to a person?", LocalToolCall("put_through", {})),
+    ("Thank you, goodbye.", LocalToolCall("end_call", {})),
+    ("OK that's all, bye", LocalToolCall("end_call", {})),
     ("I'd like to book an appointment on 2026-12-01 at 10:30, my name is Ann Lee",
      LocalToolCall("book_appointment", {"date": "2026-12-01", "time": "10:30",
                                         "caller_name": "Ann Lee"})),

@@ -73,16 +73,27 @@ def test_asterisk_side_hangs_up_by_closing_and_the_service_sees_a_closed_socket(
 
 
 @pytest.mark.parametrize("frame", [b"\x03\x00\x011", b"\x01\x00\x10" + bytes(16), b"\xff\x00\x00",
-                                   b"\x11\x00\x02\x00\x00", b"\x10\x00\x00"])
-def test_a_frame_asterisk_does_not_accept_is_answered_with_an_error_frame(frame):
+                                   b"\x19\x00\x02\x00\x00", b"\x10\x00\x00"])
+def test_a_frame_asterisk_does_not_accept_drops_the_call_without_a_word(frame):
     asterisk = AudioSocketClient(CALL)
     asterisk.data_to_send()
+    asterisk.send_audio(FRAME)  # queued, not yet written: a dropped call writes nothing
     with pytest.raises(RemoteProtocolError):
         asterisk.receive_data(frame + b"\x10\x00\x02\x00\x00")
-    assert asterisk.data_to_send() == b"\xff\x00\x01\x02"
+    assert asterisk.data_to_send() == b""
     assert asterisk.state is ClientState.FAILED
     with pytest.raises(RemoteProtocolError):
         asterisk.receive_data(b"\x00\x00\x00")
+
+
+def test_asterisk_at_slin16_sends_kind_0x12_and_takes_audio_of_any_rate():
+    asterisk = AudioSocketClient(CALL, rate=16000)
+    asterisk.data_to_send()
+    asterisk.send_audio(bytes(640))
+    assert asterisk.data_to_send() == b"\x12\x02\x80" + bytes(640)
+    asterisk.receive_data(b"\x12\x02\x80" + bytes(640))
+    assert asterisk.events_received() == [AudioReceived(bytes(640), rate=16000)]
+    assert asterisk.rates_received == {16000}
 
 
 @given(st.binary(max_size=400))

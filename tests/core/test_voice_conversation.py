@@ -21,6 +21,7 @@ from core.voice import (
     DropTurn,
     EndCall,
     JudgeTurn,
+    KeysPressed,
     Phase,
     PhoneDials,
     Recognise,
@@ -259,6 +260,34 @@ def test_peer_hanging_up_or_breaking_ends_the_call_without_our_hangup():
     assert other.handle(ConnectionLost(), 2.0) == [EndCall(CallInput.MEDIA_LOST, False)]
 
 
+# -- keys
+
+
+def test_a_key_entry_is_answered_as_a_turn_of_its_own():
+    call = opened()
+    assert call.handle(KeysPressed("Digits pressed: 1234"), 2.0) == [
+        Respond(1, "Digits pressed: 1234")]
+    assert call.phase is Phase.REPLYING
+
+
+def test_a_key_entry_while_the_caller_speaks_replaces_that_turn():
+    call = opened()
+    request = spoken_turn(call, 2.0)
+    actions = call.handle(KeysPressed("Digits pressed: 7"), 3.5)
+    assert actions == [DropTurn(1), Respond(2, "Digits pressed: 7")]
+    assert call.handle(Transcribed(request.request, "hello"), 3.6) == []  # no longer counts
+
+
+@pytest.mark.parametrize("phase", ["opening", "replying"])
+def test_keys_are_not_answered_over_the_opening_or_an_answer(phase):
+    call = CallConversation("Hello.", NO_DETECTOR)
+    call.start(0.0)
+    if phase == "replying":
+        call.handle(SpeechFinished(0), 1.0)
+        call.handle(KeysPressed("Digits pressed: 1"), 1.5)
+    assert call.handle(KeysPressed("Digits pressed: 2"), 2.0) == []
+
+
 # -- any sequence of inputs
 
 @st.composite
@@ -273,6 +302,7 @@ def inputs(draw):
         SpeechFinished(utterance, draw(st.sampled_from(
             [None, CallInput.SERVICE_HUNG_UP, CallInput.TRANSFERRED]))),
         SpeechFailed(utterance), CallerHungUp(), ConnectionLost(), "timer",
+        KeysPressed("Digits pressed: 12"),
     ]))
 
 

@@ -23,15 +23,24 @@ from core import twiml
 from core.audiosocket import (
     AudioReceived,
     AudioSocketConnection,
+    ErrorReceived,
     HangupReceived,
     IdentifierReceived,
     SendAudio,
     SendHangup,
 )
-from core.carrier_media import CarrierConnection, MarkReceived, MediaReceived, StreamStarted
+from core.carrier_media import (
+    CarrierConnection,
+    DtmfReceived,
+    MarkReceived,
+    MediaReceived,
+    MessageIgnored,
+    StreamStarted,
+)
 from core.errors import RemoteProtocolError
 from core.twilio_signature import parse_form, verify
 from kernels.energy import rms
+from kernels.resample import resample
 from kernels.ulaw import lin2ulaw, ulaw2lin
 
 SECRET = "line-secret"
@@ -58,6 +67,8 @@ class Behaviour:
     bad_kind: int | None = None
     #: Approve a transfer once the call ends.
     transfer: bool = False
+    #: Pbx: send nothing while nothing is said (else silence, as the service does).
+    quiet_pbx: bool = False
 
 
 @dataclass
@@ -72,6 +83,12 @@ class FakeLine:
     caller_frames: list[int] = field(default_factory=list)
     marks: list[tuple[str, bool]] = field(default_factory=list)
     webhooks: list[tuple[str, str]] = field(default_factory=list)
+    #: Keys the caller pressed, what the stream ignored, error frames from Asterisk,
+    #: and whether it closed the connection after a frame it does not accept.
+    keys: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    errors_received: list[object] = field(default_factory=list)
+    closed_after_fault: bool | None = None
 
     # -- signalling
 
@@ -155,11 +172,29 @@ class FakeLine:
         inbound: anyio.abc.ObjectSendStream
         inbound, frames = anyio.create_memory_object_stream(1000)
 
-        async def send(pcm: bytes) -> None:
+        listening = [False]  # waiting for the caller's turn, saying nothing
+
+        async def write(pcm: bytes) -> None:
+            # Answered at the caller's rate, in the caller's kind, as the service does.
+            if connection.rate != 8000:
+                pcm = resample(pcm, 8000, connection.rate)
             connection.send(SendAudio(pcm))
             await stream.send(connection.data_to_send())
 
+        async def send(pcm: bytes) -> None:
+            listening[0] = False
+            await write(pcm)
+
+        async def keep_busy() -> None:
+            # Silence while it listens, as the service does (Asterisk gives up after
+            # 2 s without audio); ``quiet_pbx`` leaves the line quiet instead.
+            while not self.behaviour.quiet_pbx:
+                await anyio.sleep(0.02)
+                if listening[0]:
+                    await write(bytes(320))
+
         async def receive_frames():
+            listening[0] = True
             async for frame in frames:
                 yield frame
 
@@ -179,17 +214,25 @@ class FakeLine:
                             connection.receive_data(await stream.receive())
                             for event in connection.events_received():
                                 if isinstance(event, AudioReceived):
-                                    await inbound.send(event.pcm)
+                                    pcm = event.pcm if event.rate == 8000 else resample(
+                                        event.pcm, event.rate, 8000)
+                                    await inbound.send(pcm)
                                 elif isinstance(event, HangupReceived):
                                     raise anyio.EndOfStream
+                                elif isinstance(event, ErrorReceived):
+                                    self.errors_received.append(event)
                     inbound.close()
+                    if self.behaviour.bad_kind is not None:
+                        self.closed_after_fault = True
                     tasks.cancel_scope.cancel()
 
                 tasks.start_soon(read)
+                tasks.start_soon(keep_busy)
                 await self._talk(send, receive_frames)
                 if self.behaviour.bad_kind is not None:
                     await stream.send(bytes([self.behaviour.bad_kind, 0, 1, 0x31]))
-                    await anyio.sleep(0.2)
+                    await anyio.sleep(2)  # the reading task ends it once Asterisk closes
+                    self.closed_after_fault = False
                 else:
                     connection.send(SendHangup())
                     await stream.send(connection.data_to_send())
@@ -228,6 +271,10 @@ class FakeLine:
                         await inbound.send(ulaw2lin(event.ulaw))
                     elif isinstance(event, MarkReceived):
                         self.marks.append((event.name, event.heard))
+                    elif isinstance(event, DtmfReceived):
+                        self.keys.append(event.digit)
+                    elif isinstance(event, MessageIgnored):
+                        self.ignored.append(event.reason)
             inbound.close()
 
         started = anyio.Event()

@@ -15,7 +15,7 @@ from core.errors import RemoteProtocolError
 IDENTIFIER = HEADER.pack(0x01, 16) + bytes(16)
 # Headers that announce lengths around the cap, then any amount of payload.
 headers = st.builds(lambda kind, length: HEADER.pack(kind, length),
-                    st.sampled_from([0x10, 0x03, 0x00, 0xFF, 0x42]),
+                    st.sampled_from([0x10, 0x12, 0x18, 0x03, 0x00, 0xFF, 0x42]),
                     st.integers(MAX_PAYLOAD_BYTES - 4, 0xFFFF) | st.integers(0, 400))
 chunks = st.lists(st.one_of(headers, st.binary(max_size=4096),
                             st.integers(1, 40).map(lambda n: bytes(1024 * n))), max_size=12)

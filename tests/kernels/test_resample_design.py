@@ -22,7 +22,7 @@ def test_prototype_is_symmetric_so_phase_is_linear(conversion):
     taps = filter_taps(*conversion)
     coefficients = prototype(taps, conversion[0])
     assert (coefficients == coefficients[::-1]).all()
-    assert taps.delay_seconds <= design.MAX_DELAY_SECONDS
+    assert taps.delay_seconds <= design.max_delay(*conversion)
 
 
 @pytest.mark.parametrize("conversion", CONVERSIONS)

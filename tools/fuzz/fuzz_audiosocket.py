@@ -1,5 +1,6 @@
 """Long-run fuzzing of the AudioSocket connection: any bytes, split anywhere, give
-events or ``RemoteProtocolError``."""
+events or ``RemoteProtocolError``; whatever rate the caller's audio came at, a 20 ms
+frame at that rate can be answered in the caller's kind."""
 
 from _harness import allowed, instrumented, run
 
@@ -12,6 +13,11 @@ def one_input(fdp):
         while fdp.remaining_bytes():
             connection.receive_data(fdp.ConsumeBytes(fdp.ConsumeIntInRange(1, 400)))
             connection.events_received()
+            if connection.state is audiosocket.ConnectionState.OPEN:
+                connection.send(audiosocket.SendAudio(
+                    bytes(audiosocket.frame_bytes(connection.rate))))
+                kind = connection.data_to_send()[0]
+                assert audiosocket.AUDIO_KIND_RATES[kind] == connection.rate
         connection.receive_data(b"")
     connection.data_to_send()
 

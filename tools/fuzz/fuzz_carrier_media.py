@@ -1,5 +1,5 @@
 """Long-run fuzzing of the carrier's media stream: any text or binary messages give
-events or ``RemoteProtocolError``."""
+events or ``RemoteProtocolError``; a message the stream ignores changes nothing."""
 
 import json
 
@@ -12,6 +12,7 @@ def one_input(fdp):
     connection = carrier_media.CarrierConnection()
     with allowed(errors.RemoteProtocolError):
         while fdp.remaining_bytes():
+            before = connection.state
             choice = fdp.ConsumeIntInRange(0, 15)
             if choice == 0:
                 connection.receive_binary(fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 64)))
@@ -20,7 +21,9 @@ def one_input(fdp):
             else:
                 connection.receive_text(fdp.ConsumeUnicodeNoSurrogates(
                     fdp.ConsumeIntInRange(0, 600)))
-            connection.events_received()
+            events = connection.events_received()
+            if any(isinstance(event, carrier_media.MessageIgnored) for event in events):
+                assert connection.state is before
 
 
 if __name__ == "__main__":
