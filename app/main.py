@@ -163,6 +163,19 @@ def configure_call_leases(app: Application, services: Services) -> None:
     app.on_stop += stop
 
 
+def configure_speech_models(app: Application, services: Services) -> None:
+    """Lines' language models are kept up to date while the server runs."""
+
+    async def start(_: Application) -> None:
+        services.speech_models.start()
+
+    async def stop(_: Application) -> None:
+        await services.speech_models.stop()
+
+    app.after_start += start
+    app.on_stop += stop
+
+
 def configure_outbox_worker(app: Application, services: Services) -> None:
     """The outbox worker starts once the pool is open and stops before anything closes
     (so register it before the other stop handlers)."""
@@ -211,6 +224,7 @@ def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True
     configure_call_leases(app, services)  # before the pool's stop: the lease is released
     if scheduled_jobs:
         configure_outbox_worker(app, services)
+        configure_speech_models(app, services)
     configure_services(app, services)
     configure_errors(app)
     app.middlewares.append(RequestContext(app))

@@ -25,7 +25,7 @@ import anyio
 from adapters.speech.base import SpeechUnavailable
 from kernels.resample import Resampler
 
-__all__ = ["ESPEAK_RATE", "LocalSynthesiser"]
+__all__ = ["ESPEAK_RATE", "LocalSynthesiser", "phoneme_mnemonics"]
 
 ENGINE = "local eSpeak NG"
 ESPEAK_RATE = 22050  #: what the library produces
@@ -39,6 +39,7 @@ _INITIALIZE_DONT_EXIT = 0x8000
 _CHARS_UTF8 = 1
 _ENDPAUSE = 0x1000
 _EE_OK = 0
+_PHONEMES_ASCII = 0  # espeak_TextToPhonemes: eSpeak's own mnemonics, not IPA
 _SYNTH_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int,
                                    ctypes.c_void_p)
 
@@ -60,6 +61,9 @@ class _ESpeak:
         lib.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
                                           ctypes.c_int]
         lib.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
+        lib.espeak_TextToPhonemes.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_int,
+                                              ctypes.c_int]
+        lib.espeak_TextToPhonemes.restype = ctypes.c_char_p
         lib.espeak_Synth.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint,
                                      ctypes.c_int, ctypes.c_uint, ctypes.c_uint,
                                      ctypes.c_void_p, ctypes.c_void_p]
@@ -99,6 +103,17 @@ class _ESpeak:
         pcm, self._chunks = b"".join(self._chunks), []
         return pcm
 
+    def mnemonics(self, word: str) -> str:
+        """How the voice says ``word``, in eSpeak NG's ASCII phoneme mnemonics."""
+        text = ctypes.create_string_buffer(word.replace("\0", " ").encode("utf-8") + b"\0")
+        cursor = ctypes.c_char_p(ctypes.addressof(text))
+        clauses = []
+        while cursor.value:  # the library moves the cursor past each clause it read
+            said = self._lib.espeak_TextToPhonemes(ctypes.byref(cursor), _CHARS_UTF8,
+                                                   _PHONEMES_ASCII)
+            clauses.append((said or b"").decode("ascii", "replace"))
+        return " ".join(c for c in clauses if c)
+
 
 _LOCK = threading.Lock()
 _engine: _ESpeak | None = None
@@ -119,6 +134,14 @@ def _speak(text: str, voice: str) -> bytes:
         engine.use_voice(voice)
         pcm = engine.speak(text)
     return Resampler(ESPEAK_RATE, OUTPUT_RATE).process(pcm)
+
+
+def phoneme_mnemonics(words: list[str], voice: str = "en-us") -> dict[str, str]:
+    """How ``voice`` says each of ``words`` (eSpeak NG's mnemonics; blocking)."""
+    with _LOCK:
+        engine = _loaded()
+        engine.use_voice(voice)
+        return {word: engine.mnemonics(word) for word in words}
 
 
 class LocalSynthesiser:

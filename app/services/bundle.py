@@ -40,6 +40,7 @@ from app.services.usage import Usage
 from app.telephony.features import FeatureFlags
 from app.telephony.listener_state import ListenerState
 from app.telephony.service import Telephony
+from app.telephony.speech_models import LineSpeechModels
 from app.telephony.voice import CallVoice, configured_engines
 
 
@@ -85,6 +86,8 @@ class Services:
     #: a call's recording and transcript: playing and erasing; the compliance view
     call_erasure: CallErasure
     compliance: Compliance
+    #: each line's language model for the local recogniser
+    speech_models: LineSpeechModels
     #: the pooled connections of calls to remote speech engines (app.voice.engines)
     speech_http: SpeechHttp = field(default_factory=SpeechHttp)
 
@@ -108,10 +111,11 @@ class Services:
         chats = Chats(pipeline)
         telephony = Telephony(settings, box, audit, features, ListenerState())
         speech_http = SpeechHttp()
+        speech_models = LineSpeechModels(boot.data_dir / "speech-models", tools, settings)
         call_voice = CallVoice(settings, telephony.calls, telephony.tickets, pipeline, chats,
                                telephony.surface_open, boot["storage.recordings_dir"],
                                configured_engines(settings, box, speech_http),
-                               running=telephony.leases.running)
+                               running=telephony.leases.running, speech_models=speech_models)
         announcements = Announcements(chats, boot["server.public_url"])
         telephony.calls.on_end = telephony.leases.on_end = announcements.call_ended
         notify_sender = NotificationSender()
@@ -142,6 +146,7 @@ class Services:
             diary=diary,
             call_voice=call_voice,
             speech_http=speech_http,
+            speech_models=speech_models,
             notify_sender=notify_sender,
             notify_targets=NotifyTargets(settings, box, audit, notify_sender),
             outbox_worker=OutboxWorker(settings, box, notify_sender),

@@ -26,11 +26,12 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from uuid import UUID
 
 from adapters.recorder import CallRecorder, RecordingFailed
 from adapters.speech.http import SpeechHttp
+from adapters.speech.sphinx import LocalRecogniser
 from adapters.voice.session import CallSetup, run_call
 from adapters.voice.transport import CallEngines, CallTransport
 import anyio
@@ -44,6 +45,7 @@ from app.services.settings import Settings, Snapshot
 from app.telephony.call_context import CallContext
 from app.telephony.calls import CallLog
 from app.telephony.limits import RedeemedCall, TicketStore
+from app.telephony.speech_models import LineSpeechModels
 from app.voice.engines import engines_for_calls
 from core.access import Reach
 from core.call_outcome import CallInput, CallOutcome
@@ -158,7 +160,8 @@ class CallVoice:
     def __init__(self, settings: Settings, calls: CallLog, tickets: TicketStore,
                  pipeline: Pipeline, chats: Chats, surface_open: Callable[[], Awaitable[bool]],
                  recordings_dir: str, engines: EngineSource,
-                 running: set[UUID] | None = None) -> None:
+                 running: set[UUID] | None = None,
+                 speech_models: LineSpeechModels | None = None) -> None:
         self.settings = settings
         self.calls = calls
         self.tickets = tickets
@@ -171,6 +174,8 @@ class CallVoice:
         #: The calls this process runs now (``CallLeases.running``): a call of ours in
         #: progress that is not among them is ended ``dropped`` by the lease's sweep.
         self.running = running if running is not None else set()
+        #: Each line's language model, for the local recogniser (None: the general one).
+        self.speech_models = speech_models
 
     async def redeem(self, token: str) -> RedeemedCall | None:
         """The call a connection's ticket admits it to; None closes it without a word."""
@@ -221,7 +226,7 @@ class CallVoice:
         if line is None or call.agent_id is None or call.owner_id is None:
             raise LookupError("the line or its binding went between answer and audio")
         snapshot = await self.settings.snapshot()
-        engines = await self.engines()
+        engines = await self._tuned(await self.engines(), call.agent_id)
         reach = await reach_of_account(call.owner_id, line.owner_is_admin)
         agent = await load_agent(call.agent_id, reach)
         chat_id = await self._open_transcript(call, agent, reach)
@@ -233,6 +238,13 @@ class CallVoice:
         setup = CallSetup(compose_opening(line.greeting, line.notice, recording=line.record_calls),
                           phone_dials(snapshot), snapshot["voice_live.stt_sample_rate"])
         return engines, call_agent, setup, line.record_calls
+
+    async def _tuned(self, engines: CallEngines, agent_id: UUID) -> CallEngines:
+        """The local recogniser listens with the line's own model, once one is built."""
+        if self.speech_models is None or not isinstance(engines.recogniser, LocalRecogniser):
+            return engines
+        model = await self.speech_models.for_call(agent_id)
+        return replace(engines, recogniser=engines.recogniser.tuned(model))
 
     async def _line(self, number_id: UUID | None) -> _Line | None:
         if number_id is None:
