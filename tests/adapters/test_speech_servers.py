@@ -12,31 +12,13 @@ from adapters.speech import SpeechUnavailable
 from adapters.speech.http import Endpoint
 from adapters.speech.openai import OpenAIRecogniser, OpenAISynthesiser
 from tests.fakes.speech import speech_http, spoken_pcm  # noqa: F401
-from tests.fakes.speech_servers import FakeKokoro, FakeOpenAI, FakeSpeaches
+from tests.fakes.speech_servers import (  # noqa: F401
+    OPENAI_KEY, FakeKokoro, FakeOpenAI, FakeSpeaches, kokoro, openai, speaches)
 
 pytestmark = pytest.mark.anyio
 
 GUARD = 10  # a broken test fails instead of hanging; never a timing assertion
-OPENAI_KEY = "sk-proj-fake-key"
 TURN = struct.pack("<6h", 0, 120, -120, 3000, -32768, 32767)
-
-
-@pytest.fixture
-async def openai():
-    async with FakeOpenAI(key=OPENAI_KEY) as fake:
-        yield fake
-
-
-@pytest.fixture
-async def speaches():
-    async with FakeSpeaches() as fake:
-        yield fake
-
-
-@pytest.fixture
-async def kokoro():
-    async with FakeKokoro() as fake:
-        yield fake
 
 
 async def speak(synthesiser: OpenAISynthesiser, text: str) -> list[bytes]:

@@ -13,23 +13,11 @@ from app.voice.engines import engines_for_calls
 from tests.app.test_telephony_readiness import checks
 from tests.app.test_telephony_setup import deployment
 from tests.fakes.speech import spoken_pcm
-from tests.fakes.speech_servers import FakeKokoro, FakeSpeaches
+from tests.fakes.speech_servers import FakeKokoro, FakeSpeaches, kokoro, speaches  # noqa: F401
 
 pytestmark = pytest.mark.anyio
 
 GUARD = 10
-
-
-@pytest.fixture
-async def kokoro():
-    async with FakeKokoro() as fake:
-        yield fake
-
-
-@pytest.fixture
-async def speaches():
-    async with FakeSpeaches() as fake:
-        yield fake
 
 
 async def self_hosted(api, services, kokoro: FakeKokoro, speaches: FakeSpeaches, **changes):

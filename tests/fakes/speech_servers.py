@@ -31,12 +31,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from aiohttp import web
 
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.speech import SpeechRequest, _read_wav, spoken_pcm
 
-__all__ = ["FakeKokoro", "FakeOpenAI", "FakeSpeaches", "KOKORO_VOICES"]
+__all__ = ["FakeKokoro", "FakeOpenAI", "FakeSpeaches", "KOKORO_VOICES", "OPENAI_KEY", "kokoro",
+           "openai", "speaches"]
 
 #: Kokoro-82M's voices a fake knows (the real list is longer).
 KOKORO_VOICES = ("af_heart", "af_bella", "af_nicole", "af_sky", "am_adam", "am_michael",
@@ -47,6 +49,8 @@ _KOKORO_OPENAI_VOICES = {"alloy": "am_adam", "nova": "bf_emma", "shimmer": "af_n
 _OPENAI_VOICES = ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx",
                   "sage", "shimmer", "verse")
 _FORMATS = ("mp3", "opus", "aac", "flac", "wav", "pcm")
+#: The key ``FakeOpenAI`` accepts unless told another.
+OPENAI_KEY = "sk-proj-fake-key"
 
 
 @dataclass
@@ -115,7 +119,7 @@ def _openai_error(status: int, message: str, *, param: str | None = None,
 class FakeOpenAI(_SpeechServer):
     """api.openai.com's speech endpoints; ``key`` is the only key it accepts."""
 
-    key: str = "sk-proj-fake-key"
+    key: str = OPENAI_KEY
 
     def _app(self) -> web.Application:
         app = web.Application(client_max_size=25 * 1024 * 1024)
@@ -316,3 +320,22 @@ class FakeKokoro(_SpeechServer):
             return await self._stream_pcm(request, pcm, "audio/pcm",
                                           {**headers, "X-Accel-Buffering": "no"})
         return web.Response(body=pcm, content_type="audio/pcm", headers=headers)
+
+
+# -- as pytest fixtures (import them into a test module) ------------------------------
+
+
+def _running(server: type[_SpeechServer], name: str):
+    """A fixture named ``name`` that runs a ``server`` for one test."""
+
+    @pytest.fixture(name=name)
+    async def fixture():
+        async with server() as fake:
+            yield fake
+
+    return fixture
+
+
+openai = _running(FakeOpenAI, "openai")  #: accepting ``OPENAI_KEY``
+speaches = _running(FakeSpeaches, "speaches")  #: ``Systran/faster-whisper-small`` downloaded
+kokoro = _running(FakeKokoro, "kokoro")
