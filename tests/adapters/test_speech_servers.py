@@ -8,8 +8,8 @@ import struct
 import anyio
 import pytest
 
-from adapters.speech import SpeechUnavailable
-from adapters.speech.http import Endpoint
+from adapters.speech import SpeechTimeouts, SpeechUnavailable
+from adapters.speech.http import Endpoint, request
 from adapters.speech.openai import OpenAIRecogniser, OpenAISynthesiser
 from tests.fakes.speech import speech_http, spoken_pcm  # noqa: F401
 from tests.fakes.speech_servers import (  # noqa: F401
@@ -200,3 +200,15 @@ async def test_kokoro_refusals_are_told_in_kokoros_words(kokoro, voice, model, w
         await speak(kokoro_voice(kokoro, voice=voice, model=model), "Hello")
     assert caught.value.status == 400
     assert refusal(caught).startswith(f"answered HTTP 400: {words}")
+
+
+async def test_kokoro_422_names_the_field_and_what_it_takes(kokoro):
+    # svc always asks for pcm; a field Kokoro-FastAPI refuses reads as FastAPI says it
+    body = {"model": "kokoro", "voice": "af_heart", "input": "Hi", "response_format": "ogg"}
+    with anyio.fail_after(GUARD), pytest.raises(SpeechUnavailable) as caught:
+        async with request(None, Endpoint(kokoro.base_url), "audio/speech", SpeechTimeouts(),
+                           json=body):
+            pass
+    assert caught.value.status == 422
+    assert refusal(caught) == ("answered HTTP 422: body.response_format: Input should be "
+                               "'mp3', 'opus', 'aac', 'flac', 'wav' or 'pcm'")

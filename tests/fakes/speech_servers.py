@@ -16,9 +16,10 @@ tested against what they will meet, not against an idealised server:
   ``verbose_json``; a key only when the server was started with one (403 ``{"detail"}``).
 * ``FakeKokoro`` — Kokoro-FastAPI: ``/v1/audio/speech`` with models ``kokoro``,
   ``tts-1``, ``tts-1-hd`` and Kokoro's voice names (OpenAI's names mapped onto them);
-  ``stream`` defaults to true (chunked ``audio/pcm``, 24 kHz), false gives one body with
-  a length; errors are 400 ``{"detail": {"error", "message", "type"}}``, bad fields 422;
-  no key is checked.
+  ``stream`` defaults to true: chunked ``audio/pcm`` at 24 kHz (the real server answers
+  ``stream: false`` with one body; svc never sends it, so the fake refuses it); errors
+  are 400 ``{"detail": {"error", "message", "type"}}``, bad fields 422; no key is
+  checked.
 
 The audio is deterministic (``spoken_pcm`` of ``tests/fakes/speech.py``) and goes out in
 odd-sized pieces, so a sample is split between two network reads. Each fake records
@@ -182,8 +183,9 @@ class FakeOpenAI(_SpeechServer):
         if self.requests[-1].wav is None:
             return _openai_error(400, "The audio file could not be decoded or its format is "
                                  "not supported.", code="invalid_value")
-        if fields.get("response_format") == "text":
-            return web.Response(text=self.transcript.strip() + "\n", content_type="text/plain")
+        if fields.get("response_format", "json") != "json":
+            return _openai_error(400, "This fake answers only response_format json.",
+                                 param="response_format")
         return web.json_response({"text": self.transcript.strip()})
 
 
@@ -201,7 +203,8 @@ def _missing(*where: str) -> web.Response:
 
 
 def _not_one_of(where: tuple[str, ...], allowed: tuple[str, ...], given: Any) -> web.Response:
-    words = ", ".join(f"'{value}'" for value in allowed)
+    quoted = [f"'{value}'" for value in allowed]
+    words = f"{', '.join(quoted[:-1])} or {quoted[-1]}"  # as pydantic words it
     return _detail(422, [{"type": "literal_error", "loc": list(where),
                           "msg": f"Input should be {words}", "input": given}])
 
@@ -271,8 +274,7 @@ class FakeSpeaches(_SpeechServer):
                                       "segments": [segment]})
         if response_format == "json":
             return web.json_response({"text": text})
-        return web.Response(text=f"1\n00:00:00,000 --> 00:00:01,000\n{text}\n",
-                            content_type="text/plain")
+        return _detail(400, "This fake does not write subtitles (srt, vtt).")
 
 
 # -- Kokoro-FastAPI --------------------------------------------------------------------
@@ -313,13 +315,11 @@ class FakeKokoro(_SpeechServer):
                                      f"Available voices: {', '.join(sorted(KOKORO_VOICES))}")
         if response_format != "pcm":
             return _kokoro_error(400, "validation_error", "This fake speaks only pcm.")
-        pcm = spoken_pcm(body["input"])
+        if body.get("stream") is False:
+            return _kokoro_error(400, "validation_error", "This fake only streams.")
         headers = {"Content-Disposition": "attachment; filename=speech.pcm",
-                   "Cache-Control": "no-cache"}
-        if body.get("stream", True):
-            return await self._stream_pcm(request, pcm, "audio/pcm",
-                                          {**headers, "X-Accel-Buffering": "no"})
-        return web.Response(body=pcm, content_type="audio/pcm", headers=headers)
+                   "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return await self._stream_pcm(request, spoken_pcm(body["input"]), "audio/pcm", headers)
 
 
 # -- as pytest fixtures (import them into a test module) ------------------------------
