@@ -15,7 +15,7 @@ tested against what they will meet, not against an idealised server:
   downloaded is 404, audio it cannot decode 415, answers ``json`` / ``text`` /
   ``verbose_json``; a key only when the server was started with one (403 ``{"detail"}``).
 * ``FakeKokoro`` — Kokoro-FastAPI: ``/v1/audio/speech`` with models ``kokoro``,
-  ``tts-1``, ``tts-1-hd`` and Kokoro's voice names (OpenAI's names mapped onto them);
+  ``tts-1``, ``tts-1-hd``, ``gpt-4o-mini-tts`` and Kokoro's voice names (OpenAI's names mapped onto them);
   ``stream`` defaults to true: chunked ``audio/pcm`` at 24 kHz (the real server answers
   ``stream: false`` with one body; svc never sends it, so the fake refuses it); errors
   are 400 ``{"detail": {"error", "message", "type"}}``, bad fields 422; no key is
@@ -42,11 +42,15 @@ __all__ = ["FakeKokoro", "FakeOpenAI", "FakeSpeaches", "KOKORO_VOICES", "OPENAI_
            "openai", "speaches"]
 
 #: Kokoro-82M's voices a fake knows (the real list is longer).
-KOKORO_VOICES = ("af_heart", "af_bella", "af_nicole", "af_sky", "am_adam", "am_michael",
-                 "bf_emma", "bm_george")
+KOKORO_VOICES = ("af_heart", "af_bella", "af_nicole", "af_sarah", "af_sky", "am_adam",
+                 "am_michael", "bf_emma", "bm_george", "am_v0adam", "af_v0nicole",
+                 "bf_v0emma", "af_v0bella", "bf_v0isabella")
 #: How Kokoro-FastAPI maps OpenAI's voice names onto its own.
-_KOKORO_OPENAI_VOICES = {"alloy": "am_adam", "nova": "bf_emma", "shimmer": "af_nicole",
-                         "echo": "am_michael", "fable": "bm_george", "onyx": "af_sky"}
+_KOKORO_OPENAI_VOICES = {"alloy": "am_v0adam", "ash": "af_v0nicole", "coral": "bf_v0emma",
+                         "echo": "af_v0bella", "fable": "af_sarah", "onyx": "bm_george",
+                         "nova": "bf_v0isabella", "sage": "am_michael", "shimmer": "af_sky"}
+#: The model names Kokoro-FastAPI takes, all for its one model.
+_KOKORO_MODELS = ("kokoro", "tts-1", "tts-1-hd", "gpt-4o-mini-tts")
 _OPENAI_VOICES = ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx",
                   "sage", "shimmer", "verse")
 _FORMATS = ("mp3", "opus", "aac", "flac", "wav", "pcm")
@@ -306,7 +310,7 @@ class FakeKokoro(_SpeechServer):
         if response_format not in _FORMATS:
             return _not_one_of(("body", "response_format"), _FORMATS, response_format)
         model = body.get("model", "kokoro")
-        if model not in ("kokoro", "tts-1", "tts-1-hd"):
+        if model not in _KOKORO_MODELS:
             return _kokoro_error(400, "invalid_model", f"Unsupported model: {model}")
         voice = str(body.get("voice", "af_heart"))
         for name in voice.replace(" ", "").split("+"):
