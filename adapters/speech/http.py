@@ -80,15 +80,40 @@ def _unavailable(words: str, engine: str, exc: BaseException) -> SpeechUnavailab
 
 
 def _error_message(body: bytes) -> str:
-    """The message of an OpenAI-shape error body, else the start of the body."""
+    """What the engine said went wrong: the message of an OpenAI error body
+    (``{"error": {"message": ...}}``), of a FastAPI one as Kokoro-FastAPI and speaches
+    answer (``{"detail": ...}``), else the start of the body."""
     try:
-        error = json.loads(body).get("error")
-        message = error.get("message") if isinstance(error, dict) else error
-        if isinstance(message, str) and message:
+        answer = json.loads(body)
+    except ValueError:
+        answer = None
+    if isinstance(answer, dict):
+        message = _said(answer.get("error")) or _detail(answer.get("detail"))
+        if message:
             return message[:300]
-    except (ValueError, AttributeError):
-        pass
     return body[:200].decode("utf-8", "replace").strip() or "no explanation"
+
+
+def _said(error: Any) -> str | None:
+    """OpenAI's ``error``: an object with a ``message``, or (some servers) the text."""
+    message = error.get("message") if isinstance(error, dict) else error
+    return message if isinstance(message, str) and message else None
+
+
+def _detail(detail: Any) -> str | None:
+    """FastAPI's ``detail``: the text of an HTTPException, an object with a ``message``
+    (Kokoro-FastAPI), or a 422's list of ``{"loc": [...], "msg": ...}`` (a field that is
+    missing or wrong, named by where it is: ``body.model: Field required``)."""
+    if isinstance(detail, list):
+        problems = [_problem(item) for item in detail
+                    if isinstance(item, dict) and isinstance(item.get("msg"), str)]
+        return "; ".join(problems) or None
+    return _said(detail)
+
+
+def _problem(item: dict) -> str:
+    where = ".".join(str(part) for part in item.get("loc") or [])
+    return f"{where}: {item['msg']}" if where else item["msg"]
 
 
 def _status_message(status: int, body: bytes, key: str | None) -> str:

@@ -3,7 +3,8 @@
 What belongs here: ``OpenAISynthesiser`` (text in, 24 kHz PCM16 streamed out, as
 OpenAI, Kokoro-FastAPI, openedai-speech and LocalAI serve it with ``response_format``
 ``pcm``) and ``OpenAIRecogniser`` (one turn as a WAV upload, ``{"text": ...}`` back, as
-OpenAI, faster-whisper-server, whisper.cpp's server and vLLM answer). Both go through
+OpenAI, speaches (faster-whisper-server), whisper.cpp's server and vLLM answer; a
+``text/plain`` answer, from a server that ignores ``response_format``, is the text). Both go through
 ``http.py`` and raise only ``SpeechUnavailable``.
 
 spec: DESIGN.md "speech" — synthesis streamed, recognition per turn.
@@ -120,13 +121,19 @@ class OpenAIRecogniser:
                            data=form) as response:
             with map_exceptions(label):
                 body = await response.content.read(_MAX_TRANSCRIPT_BYTES + 1)
+            plain = response.content_type == "text/plain"
         if len(body) > _MAX_TRANSCRIPT_BYTES:
             raise SpeechUnavailable("answered a transcript too large to be one turn", engine=label)
-        try:
-            text = json.loads(body)["text"]
-        except (ValueError, KeyError, TypeError):
-            raise SpeechUnavailable("answered something that is not {\"text\": ...}",
-                                    engine=label) from None
-        if not isinstance(text, str):
-            raise SpeechUnavailable("answered a text that is not a string", engine=label)
-        return text.strip()
+        return (body.decode("utf-8", "replace") if plain else _json_text(body, label)).strip()
+
+
+def _json_text(body: bytes, label: str) -> str:
+    """The ``text`` of a JSON transcription (``json`` or ``verbose_json``)."""
+    try:
+        text = json.loads(body)["text"]
+    except (ValueError, KeyError, TypeError):
+        raise SpeechUnavailable("answered something that is not {\"text\": ...}",
+                                engine=label) from None
+    if not isinstance(text, str):
+        raise SpeechUnavailable("answered a text that is not a string", engine=label)
+    return text
