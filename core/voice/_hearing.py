@@ -63,12 +63,13 @@ ONSET_MARGIN_DB = 9.0
 HOLD_MARGIN_DB = 5.0
 #: Below this many zero crossings a second a frame is hum or rumble, not a voice
 #: (50 Hz mains crosses 100 times a second; a voice, even a low one, far more often).
-MIN_CROSSINGS_PER_SECOND = 250.0
+MIN_CROSSINGS_PER_SECOND = 150.0
 #: Quiet inside a starting word (a stop consonant) that does not break the onset.
 ONSET_GAP_MS = 40
 #: The echo of the agent's speech is taken to be at least this much below it: real
-#: lines return 20 dB or more; the rest is margin for a louder one.
-ECHO_LOSS_DB = 14.0
+#: lines return 20 dB or more (echo cancellers far more); 2 dB is margin, and the
+#: loudest frame of the window stands for the whole of it.
+ECHO_LOSS_DB = 18.0
 #: The agent's audio echoes back within this window of caller audio.
 ECHO_WINDOW_MS = 80
 #: The floor is never below the quietest frame of the last one to two of these.
@@ -117,7 +118,8 @@ class SpeechDetector:
         self._onset_run = 0  # speech-like samples in the run towards a start
         self._gap_run = 0  # samples since the last speech-like one, in that run
         self._quiet_run = 0  # samples below the hold margin, while speaking
-        self._block_min, self._last_block_min, self._block_fill = SILENCE_DB + 200, None, 0
+        # The quietest frame of this block and of the last; inf while there was none.
+        self._block_min, self._last_block_min, self._block_fill = math.inf, math.inf, 0
         self._played_peak = 0.0  # loudest agent frame since the last caller frame
         self._echo: deque[float] = deque(maxlen=self._echo_frames)
 
@@ -164,9 +166,10 @@ class SpeechDetector:
         self._block_fill += samples
         if self._block_fill >= self._block:
             self._last_block_min, self._block_fill = self._block_min, 0
-            self._block_min = SILENCE_DB + 200
-        if self._last_block_min is not None:
-            floor = max(floor, min(self._last_block_min, self._block_min))
+            self._block_min = math.inf
+        quietest = min(self._last_block_min, self._block_min)
+        if quietest < math.inf and self._last_block_min < math.inf:
+            floor = max(floor, quietest)
         self.floor = floor
         return floor
 
@@ -178,9 +181,12 @@ class SpeechDetector:
 
     def _towards_onset(self, db: float, floor: float, voiced: bool, samples: int) -> int:
         over_agent = self.over_agent
-        needed = max(floor + ONSET_MARGIN_DB, self.speech_db)
         if over_agent:
-            needed = max(needed, self._echo_db(), self.barge_db)
+            # The echo rule does the floor's work here; the floor itself settles on
+            # the quietest of the echo, so only the hold margin is asked over it.
+            needed = max(floor + HOLD_MARGIN_DB, self.speech_db, self._echo_db(), self.barge_db)
+        else:
+            needed = max(floor + ONSET_MARGIN_DB, self.speech_db)
         if voiced and db >= needed:
             if self._onset_run == 0:
                 self.since_onset = 0
