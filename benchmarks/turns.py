@@ -6,8 +6,9 @@ after ``min_speech_ms`` of speech, ends after the configured pause, and what the
 recogniser receives starts a 300 ms pre-roll before the first frame of the run that
 started it. svc's detector (``core.voice.SpeechDetector``, with the kernels' measures,
 at the 16 kHz recognition rate as in a call) also hears the level of what the agent
-plays; the anchors know nothing of it, so any start while the agent speaks is their
-barge-in.
+plays; the anchors know nothing of it. A call takes any start of speech while the
+agent's answer plays as a barge-in (``core.voice.CallConversation``), so in the echo
+and barge-in sets every start counts as one, for each contender.
 
 Printed for each contender:
 
@@ -46,10 +47,7 @@ from kernels.resample import Resampler
 FRAME = RATE // 50  # 20 ms at 8 kHz
 PREROLL_S = 0.3
 MIN_SECONDS = 0.2  # utterances shorter than this are not counted in recall
-#: the anchors' barge-in: speech that starts within this long after the agent's audio
-ECHO_WINDOW_S = 0.08
-
-START, END, BARGE = int(Heard.SPEECH_START), int(Heard.SPEECH_END), int(Heard.BARGE_IN)
+START, END = int(Heard.SPEECH_START), int(Heard.SPEECH_END)
 
 
 class Svc:
@@ -84,7 +82,7 @@ class Voting:
         self.needed = max(1, math.ceil(dials.min_speech_ms / 1000 / frame_s))
         self.pause = max(1, math.ceil(dials.silence_threshold_ms / 1000 / frame_s))
 
-    def run(self, decisions: list[bool], playing: list[bool]):
+    def run(self, decisions: list[bool]):
         events, speaking, run, quiet = [], False, 0, 0
         for i, speech in enumerate(decisions):
             end = (i + 1) * self.frame_s
@@ -92,27 +90,13 @@ class Voting:
                 run = run + 1 if speech else 0
                 if run >= self.needed:
                     speaking, quiet = True, 0
-                    bits = START | (BARGE if playing[i] else 0)
-                    events.append((end, bits, end - run * self.frame_s - PREROLL_S))
+                    events.append((end, START, end - run * self.frame_s - PREROLL_S))
             else:
                 quiet = 0 if speech else quiet + 1
                 if quiet >= self.pause:
                     speaking, run = False, 0
                     events.append((end, END, 0.0))
         return events
-
-
-def _playing(played: np.ndarray | None, samples: int, frame_s: float, count: int) -> list[bool]:
-    """Per frame: whether the agent's audio went out within the echo window."""
-    if played is None:
-        return [False] * count
-    loud = np.abs(played.astype(np.int32)) > 0
-    out = []
-    for i in range(count):
-        end = int((i + 1) * frame_s * RATE)
-        start = max(0, end - int((frame_s + ECHO_WINDOW_S) * RATE))
-        out.append(bool(loud[start:min(end, len(loud))].any()))
-    return out
 
 
 class WebRtc:
@@ -129,7 +113,7 @@ class WebRtc:
         count = len(audio) // FRAME
         decisions = [self.vad.is_speech(audio[i * FRAME:(i + 1) * FRAME].tobytes(), RATE)
                      for i in range(count)]
-        return self.voting.run(decisions, _playing(played, len(audio), 0.02, count))
+        return self.voting.run(decisions)
 
 
 class Silero:
@@ -150,7 +134,7 @@ class Silero:
         count = len(wide) // chunk
         decisions = [self.vad(wide[i * chunk:(i + 1) * chunk]) >= self.threshold
                      for i in range(count)]
-        return self.voting.run(decisions, _playing(played, len(audio), self.frame_s, count))
+        return self.voting.run(decisions)
 
 
 # -- measures
@@ -213,14 +197,14 @@ def measure(contender, sets: dict[str, list[Item]], dials: PhoneDials) -> dict:
 
     barges, seconds = 0, 0.0
     for item in sets["echo"]:
-        barges += sum(1 for _, bits, _ in heard(item) if bits & BARGE)
+        barges += sum(1 for _, bits, _ in heard(item) if bits & START)
         seconds += len(item.audio) / RATE
     out["false_barges"] = barges / seconds * 600
 
     latency, missed = [], 0
     for item in sets["barge"]:
         hits = [at for at, bits, _ in heard(item)
-                if bits & BARGE and item.onset - 0.1 <= at <= item.offset + 0.5]
+                if bits & START and item.onset - 0.1 <= at <= item.offset + 0.5]
         if hits:
             latency.append((hits[0] - item.onset) * 1000)
         else:

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from adapters.voice.playback import Player
-from adapters.voice.session import CallSetup, _CallSession, _letting_go, run_call
+from adapters.voice.session import PREROLL_SECONDS, CallSetup, _CallSession, _letting_go, run_call
 from adapters.voice.transport import TransportBroken
 from core.call_outcome import CallInput
 from core.voice import EndCall, PhoneDials
@@ -25,6 +25,7 @@ from tests.fakes.voice import (
     FakeSynthesiser,
     MemoryTransport,
 )
+from tests.support.speech_signals import speechlike
 
 pytestmark = pytest.mark.anyio
 
@@ -309,3 +310,44 @@ async def test_a_broken_connection_is_dropped():
 
     ending = await Call().run(script)
     assert ending == EndCall(CallInput.MEDIA_LOST, hang_up=False)
+
+
+class Voice(Caller):
+    """A caller whose speech is a voice at a telephone level, not a loud tone."""
+
+    def __init__(self, send, dbfs: float) -> None:
+        super().__init__(send)
+        self._speech = speechlike(4.0, dbfs, seed=7)
+        self._at = 0
+
+    @property
+    def LOUD(self) -> bytes:  # noqa: N802 (read by Caller.run as its constant)
+        frame = self._speech[self._at:self._at + 320]
+        self._at = (self._at + 320) % (len(self._speech) - 320)
+        return frame
+
+
+def voice_call(dbfs: float = -32.0, **kwargs) -> Call:
+    call = Call(**kwargs)
+    call.caller = Voice(call.transport.to_session.send, dbfs)
+    return call
+
+
+async def test_speech_over_the_answer_at_a_telephone_level_is_the_next_turn_from_its_onset():
+    async def script(call: Call) -> None:
+        await call.opening_played()
+        await call.caller.say(0.4)
+        opening_frames = frames_for(OPENING)
+        await call.transport.until(lambda: call.transport.count("frame") > opening_frames + 5)
+        await call.caller.say(0.8)  # over the agent, at −32 dBFS
+        await call.transport.until(lambda: call.transport.count("stop") == 1)
+        await call.transport.until(lambda: len(call.engines.recogniser.heard) == 2)
+        await call.hang_up()
+
+    long_answer = "Our opening hours are long and many, and here they all are in turn."
+    call = voice_call(agent=FakeAgent(answers=[long_answer, "Sure."]))
+    await call.run(script)
+    assert call.agent.questions == ["hello", "hello"]
+    (_, _), (kept, rate) = call.engines.recogniser.heard
+    # All of what was said over the agent, and the pre-roll before it.
+    assert kept >= (0.8 + PREROLL_SECONDS - 0.04) * rate * 2
