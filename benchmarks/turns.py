@@ -3,7 +3,7 @@
 Each contender hears the field corpus (``benchmarks/turn_corpus.py``) frame by frame,
 as a call does, and the same rules turn its frame decisions into turns: speech starts
 after ``min_speech_ms`` of speech, ends after the configured pause, and what the
-recogniser receives starts a 300 ms pre-roll before the first frame of the run that
+recogniser receives starts the call's pre-roll (``PREROLL_SECONDS``) before the first frame of the run that
 started it. svc's detector (``core.voice.SpeechDetector``, with the kernels' measures,
 at the 16 kHz recognition rate as in a call) also hears the level of what the agent
 plays; the anchors know nothing of it. A call takes any start of speech while the
@@ -39,13 +39,14 @@ from collections.abc import Callable
 
 import numpy as np
 
+from adapters.voice.session import PREROLL_SECONDS
 from benchmarks.turn_corpus import RATE, Item, build
 from core.voice import Heard, PhoneDials, SpeechDetector
 from kernels.energy import rms, zero_crossings
 from kernels.resample import Resampler
 
 FRAME = RATE // 50  # 20 ms at 8 kHz
-PREROLL_S = 0.3
+PREROLL_S = PREROLL_SECONDS  # what a call gives the recogniser before the onset
 MIN_SECONDS = 0.2  # utterances shorter than this are not counted in recall
 START, END = int(Heard.SPEECH_START), int(Heard.SPEECH_END)
 

@@ -83,8 +83,9 @@ __all__ = ["CallAgent", "CallSetup", "Recorder", "run_call"]
 log = logging.getLogger("svc.voice")
 
 #: Caller audio kept from before the first frame of speech, so a turn starts with its
-#: first syllable however quietly it began.
-PREROLL_SECONDS = 0.3
+#: first syllable however quietly it began: a word under noise can begin up to a
+#: third of a second before the detector's first frame of it (benchmarks/turns.py).
+PREROLL_SECONDS = 0.5
 #: Onset runs may hold short gaps: the ring keeps this much beyond the longest one.
 ONSET_SLACK_SECONDS = 0.2
 #: Line audio waiting for the caller's matching step in the recording, at most.

@@ -10,11 +10,13 @@ line's speech arrives anywhere between −45 and −10 dBFS over noise of its ow
   slowly through frames that are not speech-like, and is never below the quietest
   frame of the last one to two seconds (so a noise that starts and stays is floor
   within two seconds, while a sentence, which has its gaps, does not become floor).
-* **Speech-like frames** are at least ``ONSET_MARGIN_DB`` above the floor, at or
-  above the ``speech_rms`` dial, and cross zero often enough to be a voice rather
-  than mains hum or rumble. Speech starts once speech-like frames have run for
-  ``min_speech_ms`` (gaps up to ``ONSET_GAP_MS`` do not break the run); it ends once
-  frames have stayed below ``HOLD_MARGIN_DB`` over the floor for the configured pause.
+* **Speech-like frames** are at or above the ``speech_rms`` dial and cross zero often
+  enough to be a voice rather than mains hum or rumble. A run of them begins on a
+  frame at least ``ONSET_MARGIN_DB`` above the floor and goes on through frames at
+  least ``HOLD_MARGIN_DB`` above it; speech starts once the run reaches
+  ``min_speech_ms`` (gaps up to ``ONSET_GAP_MS`` do not break it). It ends once frames
+  have stayed below the hold margin for the configured pause. The first ``LEARN_MS``
+  of a call only teach the floor.
 * **Over the agent's speech** a frame must also be louder than the echo the agent's
   own audio could make (its recent level less ``ECHO_LOSS_DB``) and reach the
   ``barge_rms`` dial, for ``barge_min_ms``; speech that starts so is reported as
@@ -57,13 +59,15 @@ class Heard(enum.IntFlag):
 
 
 #: How far above the noise floor a frame must be to count towards a start of speech.
-ONSET_MARGIN_DB = 9.0
+ONSET_MARGIN_DB = 10.0
 #: How far above the floor a frame still counts as speech once the caller speaks
 #: (lower than the onset margin: the tail of a word is quieter than its start).
 HOLD_MARGIN_DB = 5.0
 #: Below this many zero crossings a second a frame is hum or rumble, not a voice
 #: (50 Hz mains crosses 100 times a second; a voice, even a low one, far more often).
 MIN_CROSSINGS_PER_SECOND = 150.0
+#: The first audio of a call only teaches the floor (the opening plays over it anyway).
+LEARN_MS = 300
 #: Quiet inside a starting word (a stop consonant) that does not break the onset.
 ONSET_GAP_MS = 40
 #: The echo of the agent's speech is taken to be at least this much below it: real
@@ -75,7 +79,7 @@ ECHO_WINDOW_MS = 80
 #: The floor is never below the quietest frame of the last one to two of these.
 FLOOR_BLOCK_MS = 1000
 #: Share of the way to a quieter frame the floor falls in one 20 ms frame.
-FLOOR_FALL = 0.3
+FLOOR_FALL = 0.1
 #: Share of the way to a louder, not speech-like frame the floor rises in 20 ms.
 FLOOR_RISE = 0.05
 #: Nothing on a line is quieter than this (digital silence, μ-law's smallest step).
@@ -107,6 +111,8 @@ class SpeechDetector:
         self._barge_min = self._samples(dials.barge_min_ms)
         self._silence = self._samples(dials.silence_threshold_ms)
         self._gap = self._samples(ONSET_GAP_MS)
+        self._learn = self._samples(LEARN_MS)
+        self._heard = 0  # samples heard so far, up to the learning time
         self._block = self._samples(FLOOR_BLOCK_MS)
         self._echo_frames = max(1, round(ECHO_WINDOW_MS / _FRAME_MS))
         #: True from a speech start to the speech end that follows it.
@@ -184,10 +190,16 @@ class SpeechDetector:
         if over_agent:
             # The echo rule does the floor's work here; the floor itself settles on
             # the quietest of the echo, so only the hold margin is asked over it.
-            needed = max(floor + HOLD_MARGIN_DB, self.speech_db, self._echo_db(), self.barge_db)
+            begins = goes_on = max(floor + HOLD_MARGIN_DB, self.speech_db, self._echo_db(),
+                                   self.barge_db)
         else:
-            needed = max(floor + ONSET_MARGIN_DB, self.speech_db)
-        if voiced and db >= needed:
+            # A run begins on a frame well above the floor and goes on through frames
+            # above the lower hold margin: the vowel, then the rest of the syllable.
+            goes_on = max(floor + HOLD_MARGIN_DB, self.speech_db)
+            begins = max(floor + ONSET_MARGIN_DB, self.speech_db)
+        self._heard = min(self._heard + samples, self._learn + 1)
+        if voiced and db >= (goes_on if self._onset_run else begins) and (
+                self._heard > self._learn):
             if self._onset_run == 0:
                 self.since_onset = 0
             self._onset_run += samples
