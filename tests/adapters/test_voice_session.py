@@ -25,7 +25,7 @@ from tests.fakes.voice import (
     FakeSynthesiser,
     MemoryTransport,
 )
-from tests.support.speech_signals import speechlike
+from tests.support.speech_signals import Voice
 
 pytestmark = pytest.mark.anyio
 
@@ -310,21 +310,6 @@ async def test_a_broken_connection_is_dropped():
 
     ending = await Call().run(script)
     assert ending == EndCall(CallInput.MEDIA_LOST, hang_up=False)
-
-
-class Voice(Caller):
-    """A caller whose speech is a voice at a telephone level, not a loud tone."""
-
-    def __init__(self, send, dbfs: float) -> None:
-        super().__init__(send)
-        self._speech = speechlike(4.0, dbfs, seed=7)
-        self._at = 0
-
-    @property
-    def LOUD(self) -> bytes:  # noqa: N802 (read by Caller.run as its constant)
-        frame = self._speech[self._at:self._at + 320]
-        self._at = (self._at + 320) % (len(self._speech) - 320)
-        return frame
 
 
 def voice_call(dbfs: float = -32.0, **kwargs) -> Call:

@@ -4,13 +4,16 @@
 synthesiser: a harmonic source on a wandering pitch, cut into syllables of 120–260 ms
 with gaps between them, at an active speech level (dBFS over its voiced samples).
 ``noise`` is white or mains hum at an RMS level. Both are 16-bit PCM bytes; seeded.
+``Voice`` is a test caller (``tests.fakes.voice.Caller``) that speaks so.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["noise", "speechlike"]
+from tests.fakes.voice import Caller
+
+__all__ = ["Voice", "noise", "speechlike"]
 
 
 def _pcm(signal: np.ndarray) -> bytes:
@@ -52,3 +55,22 @@ def noise(kind: str, seconds: float, dbfs: float, rate: int = 8000, seed: int = 
     else:
         raise ValueError(f"no noise called {kind!r}")
     return _pcm(_scaled(signal, dbfs))
+
+
+class Voice(Caller):
+    """A caller whose speech is a voice at a telephone level, not a loud tone."""
+
+    def __init__(self, send, dbfs: float) -> None:
+        super().__init__(send)
+        self._speech = speechlike(4.0, dbfs, seed=7)
+        self._at = 0
+
+    @property
+    def LOUD(self) -> bytes:  # noqa: N802 (read by Caller.run as its constant)
+        frame = self._speech[self._at:self._at + 320]
+        self._at = (self._at + 320) % (len(self._speech) - 320)
+        return frame
+
+    async def say(self, seconds: float) -> None:
+        self._at = 0  # each utterance from its first syllable
+        await super().say(seconds)
