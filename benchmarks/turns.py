@@ -232,12 +232,14 @@ def table(results: dict[str, dict]) -> str:
         ("CPU µs per 20 ms frame", lambda r: f"{r['cpu_us']:.1f}"),
     ]
     names = list(results)
-    width = max(len(label) for label, _ in rows)
-    lines = ["| " + " | ".join(["measure".ljust(width), *names]) + " |",
-             "|" + "|".join(["-" * (width + 2)] + ["-" * (len(n) + 2) for n in names]) + "|"]
-    for label, cell in rows:
-        lines.append("| " + " | ".join([label.ljust(width)]
-                                       + [str(cell(results[n])).rjust(len(n)) for n in names]) + " |")
+    cells = [[label] + [str(cell(results[n])) for n in names] for label, cell in rows]
+    widths = [max(len(row[i]) for row in cells + [["measure", *names]])
+              for i in range(len(names) + 1)]
+    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(["measure", *names], widths)) + " |",
+             "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    for row in cells:
+        lines.append("| " + " | ".join([row[0].ljust(widths[0])]
+                                       + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]) + " |")
     return "\n".join(lines)
 
 

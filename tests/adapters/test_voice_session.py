@@ -120,19 +120,27 @@ async def test_a_turn_is_recognised_at_the_recognition_rate_answered_and_spoken(
     assert call.transport.count("frame") == frames_for(OPENING) + frames_for(answer)
 
 
-async def test_caller_speaking_over_the_answer_stops_playback_at_once():
+def voice_call(dbfs: float, **kwargs) -> Call:
+    call = Call(**kwargs)
+    call.caller = Voice(call.transport.to_session.send, dbfs)
+    return call
+
+
+@pytest.mark.parametrize("dbfs", [None, -32.0], ids=["tone", "voice at -32 dBFS"])
+async def test_caller_speaking_over_the_answer_stops_playback_at_once_and_is_kept(dbfs):
     async def script(call: Call) -> None:
         await call.opening_played()
         await call.caller.say(0.3)
         opening_frames = frames_for(OPENING)
         await call.transport.until(lambda: call.transport.count("frame") > opening_frames + 5)
-        await call.caller.say(0.4)  # barge in
+        await call.caller.say(0.8)  # barge in
         await call.transport.until(lambda: call.transport.count("stop") == 1)
         await call.transport.until(lambda: len(call.engines.recogniser.heard) == 2)
         await call.hang_up()
 
     long_answer = "Our opening hours are long and many, and here they all are in turn."
-    call = Call(agent=FakeAgent(answers=[long_answer, "Sure."]))
+    agent = FakeAgent(answers=[long_answer, "Sure."])
+    call = voice_call(dbfs, agent=agent) if dbfs is not None else Call(agent=agent)
     await call.run(script)
     frames = [kind for kind, _ in call.transport.log if kind in ("frame", "stop")]
     stopped_at = frames.index("stop")
@@ -140,6 +148,9 @@ async def test_caller_speaking_over_the_answer_stops_playback_at_once():
     # The agent finished the answer it was giving (for the transcript), unspoken.
     assert long_answer in call.agent.finished
     assert call.agent.questions[1] == "hello"  # the barge-in became the next turn
+    # All of what was said over the agent, and the pre-roll before it.
+    (_, _), (kept, rate) = call.engines.recogniser.heard
+    assert kept >= (0.8 + PREROLL_SECONDS - 0.04) * rate * 2
 
 
 async def test_a_peer_that_goes_silent_for_five_seconds_is_given_up_on():
@@ -310,29 +321,3 @@ async def test_a_broken_connection_is_dropped():
 
     ending = await Call().run(script)
     assert ending == EndCall(CallInput.MEDIA_LOST, hang_up=False)
-
-
-def voice_call(dbfs: float = -32.0, **kwargs) -> Call:
-    call = Call(**kwargs)
-    call.caller = Voice(call.transport.to_session.send, dbfs)
-    return call
-
-
-async def test_speech_over_the_answer_at_a_telephone_level_is_the_next_turn_from_its_onset():
-    async def script(call: Call) -> None:
-        await call.opening_played()
-        await call.caller.say(0.4)
-        opening_frames = frames_for(OPENING)
-        await call.transport.until(lambda: call.transport.count("frame") > opening_frames + 5)
-        await call.caller.say(0.8)  # over the agent, at −32 dBFS
-        await call.transport.until(lambda: call.transport.count("stop") == 1)
-        await call.transport.until(lambda: len(call.engines.recogniser.heard) == 2)
-        await call.hang_up()
-
-    long_answer = "Our opening hours are long and many, and here they all are in turn."
-    call = voice_call(agent=FakeAgent(answers=[long_answer, "Sure."]))
-    await call.run(script)
-    assert call.agent.questions == ["hello", "hello"]
-    (_, _), (kept, rate) = call.engines.recogniser.heard
-    # All of what was said over the agent, and the pre-roll before it.
-    assert kept >= (0.8 + PREROLL_SECONDS - 0.04) * rate * 2

@@ -64,47 +64,50 @@ async def test_pbx_a_short_yes_and_a_question_at_minus_32_dbfs_are_answered(api,
     assert yes_bytes >= 0.25 * rate * 2 and question_bytes >= 1.0 * rate * 2
 
 
-async def test_carrier_speech_over_the_answer_at_an_ordinary_level_is_kept(api, services):
-    from kernels.ulaw import lin2ulaw
+class CarrierLine:
+    """The carrier's side of a media stream: our audio in μ-law, marks returned."""
 
+    def __init__(self, socket_) -> None:
+        self.socket = socket_
+        self.events: list[str] = []
+        self.chunks = 0
+
+    async def send_audio(self, pcm: bytes) -> None:
+        from kernels.ulaw import lin2ulaw
+
+        self.chunks += 1
+        await self.socket.send(media_message(lin2ulaw(pcm), self.chunks))
+
+    async def read(self) -> None:
+        async for text in self.socket:
+            message = json.loads(text)
+            self.events.append(message["event"])
+            if message["event"] == "mark":  # played: the carrier says so
+                await self.socket.send(json.dumps(
+                    {"event": "mark", "streamSid": "MZ1", "mark": message["mark"]}))
+
+    async def until(self, event: str, count: int) -> None:
+        while self.events.count(event) < count:
+            await anyio.sleep(0.05)
+
+
+async def test_carrier_speech_over_the_answer_at_an_ordinary_level_is_kept(api, services):
     engines = FakeEngines()
     await voice_deployment(api, services, provider="carrier", engines=engines)
     ticket = await carrier_ticket(api)
-    received: list[dict] = []
     with anyio.fail_after(30):
         async with ws_connect(ws_url(api)) as socket_:
-            chunk = 0
-
-            async def send_audio(pcm: bytes) -> None:
-                nonlocal chunk
-                chunk += 1
-                await socket_.send(media_message(lin2ulaw(pcm), chunk))
-
-            caller = Voice(send_audio, -26.0)
-
-            async def read() -> None:
-                async for text in socket_:
-                    message = json.loads(text)
-                    received.append(message)
-                    if message["event"] == "mark":
-                        await socket_.send(json.dumps({"event": "mark", "streamSid": "MZ1",
-                                                       "mark": message["mark"]}))
-
-            def count(event: str) -> int:
-                return sum(1 for m in received if m["event"] == event)
-
+            line = CarrierLine(socket_)
+            caller = Voice(line.send_audio, -26.0)
             await socket_.send(start_message(ticket))
             async with anyio.create_task_group() as tasks:
-                tasks.start_soon(read)
+                tasks.start_soon(line.read)
                 tasks.start_soon(caller.run)
-                while count("mark") < 1:
-                    await anyio.sleep(0.05)
+                await line.until("mark", 1)  # the opening, played whole
                 await caller.say(0.4)
-                while count("media") < frames_for("Hello caller.") + 5:  # answering
-                    await anyio.sleep(0.05)
+                await line.until("media", frames_for("Hello caller.") + 5)  # answering
                 await caller.say(0.8)  # over the answer (the built-in model's), at −26 dBFS
-                while count("clear") < 1:
-                    await anyio.sleep(0.05)
+                await line.until("clear", 1)
                 while len(engines.recogniser.heard) < 2:
                     await anyio.sleep(0.05)
                 caller.silent = True
