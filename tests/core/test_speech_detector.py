@@ -107,3 +107,15 @@ def test_durations_count_samples_and_bad_rates_are_refused():
     assert detector.hear(0.5, 100, 0) == 0  # no time passed
     with pytest.raises(ValueError, match="sample_rate must be positive"):
         SpeechDetector(DIALS, 0)
+
+
+def test_the_dials_are_floors_under_the_rules():
+    quiet_speech = mix(noise("white", 3.0, -70), quiet(1.0) + speechlike(0.8, -32, seed=3))
+    assert len(starts(hear(quiet_speech))) == 1
+    # Below speech_rms nothing is speech, however far above the line's noise.
+    assert starts(hear(quiet_speech, dials=PhoneDials(speech_rms=0.05))) == []
+    # Over the agent, speech below barge_rms does not barge in.
+    played, echo = agent_and_echo(6.0)
+    over_agent = mix(echo, quiet(2.0) + speechlike(1.0, -32, seed=6))
+    assert len(starts(hear(over_agent, played))) == 1
+    assert starts(hear(over_agent, played, PhoneDials(barge_rms=0.05))) == []
