@@ -128,14 +128,15 @@ class SpeechDetector:
         self._block_min, self._last_block_min, self._block_fill = math.inf, math.inf, 0
         self._played_peak = 0.0  # loudest agent frame since the last caller frame
         self._echo: deque[float] = deque(maxlen=self._echo_frames)
+        self._echo_db = SILENCE_DB  # the echo the agent's recent audio could make; none
 
     def _samples(self, milliseconds: int) -> int:
         return milliseconds * self.sample_rate // 1000
 
     @property
     def over_agent(self) -> bool:
-        """Whether the agent's audio went out within the echo window."""
-        return any(self._echo)
+        """Whether the agent's audio went out within the echo window of the last frame."""
+        return self._echo_db > SILENCE_DB
 
     def played(self, level: float) -> None:
         """A frame of the agent's audio at ``level`` (0.0 to 1.0) went out."""
@@ -146,8 +147,13 @@ class SpeechDetector:
         its length in samples. Returns the ``Heard`` bits it causes."""
         if samples <= 0:
             return 0  # no time passed
-        self._echo.append(self._played_peak)
+        echo = self._echo
+        echo.append(self._played_peak)
         self._played_peak = 0.0
+        # The loudest echo the agent's recent audio could make, in dBFS (computed once
+        # a frame: every rule below reads it).
+        peak = max(echo)
+        self._echo_db = level_db(peak) - ECHO_LOSS_DB if peak > 0.0 else SILENCE_DB
         db = level_db(level)
         floor = self._track_floor(db, samples)
         voiced = crossings * self.sample_rate >= MIN_CROSSINGS_PER_SECOND * samples
@@ -158,17 +164,18 @@ class SpeechDetector:
     # -- the noise floor
 
     def _track_floor(self, db: float, samples: int) -> float:
+        over_agent = self._echo_db > SILENCE_DB
         floor = self.floor
         if floor is None:
             floor = db
         elif db < floor:
             floor += (db - floor) * FLOOR_FALL
-        elif not self.over_agent and db < floor + ONSET_MARGIN_DB and not self.speaking:
+        elif not over_agent and db < floor + ONSET_MARGIN_DB and not self.speaking:
             floor += (db - floor) * FLOOR_RISE
         # The quietest frame of the last one to two seconds: what the line is when
         # nobody speaks. The agent's echo is no part of it.
-        if not self.over_agent:
-            self._block_min = min(self._block_min, db)
+        if not over_agent and db < self._block_min:
+            self._block_min = db
         self._block_fill += samples
         if self._block_fill >= self._block:
             self._last_block_min, self._block_fill = self._block_min, 0
@@ -179,18 +186,14 @@ class SpeechDetector:
         self.floor = floor
         return floor
 
-    def _echo_db(self) -> float:
-        """The loudest echo the agent's recent audio could make, in dBFS."""
-        return level_db(max(self._echo)) - ECHO_LOSS_DB
-
     # -- rules
 
     def _towards_onset(self, db: float, floor: float, voiced: bool, samples: int) -> int:
-        over_agent = self.over_agent
+        over_agent = self._echo_db > SILENCE_DB
         if over_agent:
             # The echo rule does the floor's work here; the floor itself settles on
             # the quietest of the echo, so only the hold margin is asked over it.
-            begins = goes_on = max(floor + HOLD_MARGIN_DB, self.speech_db, self._echo_db(),
+            begins = goes_on = max(floor + HOLD_MARGIN_DB, self.speech_db, self._echo_db,
                                    self.barge_db)
         else:
             # A run begins on a frame well above the floor and goes on through frames
@@ -218,9 +221,7 @@ class SpeechDetector:
 
     def _while_speaking(self, db: float, floor: float, samples: int) -> int:
         self.since_onset += samples
-        needed = max(floor + HOLD_MARGIN_DB, self.speech_db)
-        if self.over_agent:
-            needed = max(needed, self._echo_db())
+        needed = max(floor + HOLD_MARGIN_DB, self.speech_db, self._echo_db)
         if db >= needed:
             self._quiet_run = 0
             return 0
