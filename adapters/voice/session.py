@@ -88,6 +88,8 @@ log = logging.getLogger("svc.voice")
 PREROLL_SECONDS = 0.5
 #: Onset runs may hold short gaps: the ring keeps this much beyond the longest one.
 ONSET_SLACK_SECONDS = 0.2
+# The detector's bits as plain ints: IntFlag arithmetic is slow for every frame.
+_SPEECH_START, _SPEECH_END, _BARGE_IN = (int(bit) for bit in Heard)
 #: Line audio waiting for the caller's matching step in the recording, at most.
 MAX_RECORDING_LAG_BYTES = 5 * LINE_RATE * 2
 #: Time left to send our hangup once the call is over.
@@ -292,9 +294,8 @@ class _CallSession:
         if not events:
             self.conversation.hear_quiet(self.clock())  # no action, no earlier deadline
             return
-        self._feed(CallerAudio(bool(events & Heard.SPEECH_START),
-                               bool(events & Heard.SPEECH_END),
-                               bool(events & Heard.BARGE_IN)))
+        self._feed(CallerAudio(bool(events & _SPEECH_START), bool(events & _SPEECH_END),
+                               bool(events & _BARGE_IN)))
 
     def _keep(self, audio: bytes, events: int) -> None:
         """Keep caller audio: for the turn being captured; else in the pre-roll ring,
@@ -307,13 +308,13 @@ class _CallSession:
         self.preroll_bytes += len(audio)
         while self.preroll_bytes - len(self.preroll[0]) >= self.preroll_limit:
             self.preroll_bytes -= len(self.preroll.popleft())
-        if events & Heard.SPEECH_START:
+        if events & _SPEECH_START:
             ring = b"".join(self.preroll)
             keep = self.detector.since_onset * 2 + self.preroll_keep
             self.speech_audio = bytearray(ring[-keep:])
         elif self.speech_audio is not None and len(self.speech_audio) < self.turn_limit:
             self.speech_audio += audio
-        if events & Heard.SPEECH_END:
+        if events & _SPEECH_END:
             self.speech_audio = None
 
     # -- recording
