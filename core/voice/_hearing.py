@@ -144,7 +144,8 @@ class SpeechDetector:
 
     def played(self, level: float) -> None:
         """A frame of the agent's audio at ``level`` (0.0 to 1.0) went out."""
-        self._played_peak = max(self._played_peak, level)
+        if level > self._played_peak:
+            self._played_peak = level
 
     def hear(self, level: float, crossings: int, samples: int) -> int:
         """One frame of caller audio: its RMS level (0.0 to 1.0), its zero crossings and
@@ -160,9 +161,13 @@ class SpeechDetector:
         self._echo_db = level_db(peak) - ECHO_LOSS_DB if peak > 0.0 else SILENCE_DB
         db = level_db(level)
         floor = self._track_floor(db, samples)
-        voiced = crossings * self.sample_rate >= MIN_CROSSINGS_PER_SECOND * samples
         if self.speaking:
             return self._while_speaking(db, floor, samples)
+        if not self._onset_run and db < floor + HOLD_MARGIN_DB:
+            # Most frames of a call: the line at its floor, nothing under way.
+            self._heard = min(self._heard + samples, self._learn + 1)
+            return 0
+        voiced = crossings * self.sample_rate >= MIN_CROSSINGS_PER_SECOND * samples
         return self._towards_onset(db, floor, voiced, samples)
 
     # -- the noise floor
