@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from adapters.voice.playback import Player
-from adapters.voice.session import PREROLL_SECONDS, CallSetup, _CallSession, _letting_go, run_call
+from adapters.voice.session import CallSetup, _CallSession, _letting_go, run_call
 from adapters.voice.transport import TransportBroken
 from core.call_outcome import CallInput
 from core.voice import EndCall, PhoneDials
@@ -148,9 +148,11 @@ async def test_caller_speaking_over_the_answer_stops_playback_at_once_and_is_kep
     # The agent finished the answer it was giving (for the transcript), unspoken.
     assert long_answer in call.agent.finished
     assert call.agent.questions[1] == "hello"  # the barge-in became the next turn
-    # All of what was said over the agent, and the pre-roll before it.
+    # All of what was said over the agent, from its onset, and the pause after it;
+    # the pre-roll before it is the line since the answer began (the first turn's
+    # audio went with the first turn).
     (_, _), (kept, rate) = call.engines.recogniser.heard
-    assert kept >= (0.8 + PREROLL_SECONDS - 0.04) * rate * 2
+    assert kept >= (0.8 + QUICK.pause_seconds - 0.04) * rate * 2
 
 
 async def test_a_peer_that_goes_silent_for_five_seconds_is_given_up_on():
