@@ -162,11 +162,11 @@ def _voice_dials() -> list[Setting]:
     dials = [
         # name, kind, telephone default, browser default, minimum, maximum, clamp
         ("silence_threshold_ms", int, 900, 1500, 200, 2000, False),
-        ("min_speech_ms", int, 250, 200, 0, 2000, False),
+        ("min_speech_ms", int, 80, 200, 0, 2000, False),
         ("turn_detection", bool, True, False, None, None, False),
-        ("speech_rms", float, 0.012, 0.012, 0.0, 1.0, True),
-        ("barge_rms", float, 0.035, 0.035, 0.0, 1.0, True),
-        ("barge_min_ms", int, 240, 320, 100, 2000, False),
+        ("speech_rms", float, 0.004, 0.012, 0.0, 1.0, True),
+        ("barge_rms", float, 0.006, 0.035, 0.0, 1.0, True),
+        ("barge_min_ms", int, 100, 320, 100, 2000, False),
     ]
     out: list[Setting] = []
     for name, kind, phone, browser, lo, hi, clamp in dials:

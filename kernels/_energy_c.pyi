@@ -1,6 +1,7 @@
 from typing_extensions import Buffer
 
 def rms(frame: Buffer, /) -> float: ...
+def zero_crossings(frame: Buffer, /) -> int: ...
 
 class Detector:
     sample_rate: int

@@ -75,6 +75,20 @@ def rms(frame):
     return level
 
 
+def zero_crossings(frame):
+    """How often 16-bit PCM (bytes-like) changes sign: pairs of neighbours, one below
+    zero and one at or above it; 0 for fewer than two samples."""
+    cdef Py_buffer source
+    acquire_pcm16(frame, &source)
+    cdef const int16_t *x = <const int16_t *>source.buf
+    cdef Py_ssize_t count = source.len >> 1
+    cdef Py_ssize_t i, crossings = 0
+    for i in range(1, count):
+        crossings += (x[i - 1] < 0) != (x[i] < 0)
+    PyBuffer_Release(&source)
+    return crossings
+
+
 cdef Py_ssize_t duration_samples(long long milliseconds, int sample_rate, str name) except -1:
     if milliseconds < 0:
         raise ValueError(f"{name} must not be negative, got {milliseconds}")

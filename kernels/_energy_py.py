@@ -11,7 +11,7 @@ import math
 
 from kernels._energy_events import VoiceEvent
 
-__all__ = ("Detector", "rms")
+__all__ = ("Detector", "rms", "zero_crossings")
 
 _SPEECH_START = VoiceEvent.SPEECH_START.value
 _SPEECH_END = VoiceEvent.SPEECH_END.value
@@ -36,6 +36,13 @@ def _rms(samples: memoryview) -> float:
 def rms(frame) -> float:
     """Root mean square of 16-bit PCM (bytes-like), 0.0 to 1.0 of full scale; 0.0 if empty."""
     return _rms(_samples(frame))
+
+
+def zero_crossings(frame) -> int:
+    """How often 16-bit PCM (bytes-like) changes sign: pairs of neighbours, one below
+    zero and one at or above it; 0 for fewer than two samples."""
+    samples = _samples(frame)
+    return sum((a < 0) != (b < 0) for a, b in zip(samples, samples[1:]))
 
 
 def _duration_samples(milliseconds: int, sample_rate: int, name: str) -> int:

@@ -3,9 +3,11 @@
 ``run_call`` drives ``core.voice.CallConversation`` for one answered call:
 
 * caller audio from the transport (8 kHz PCM) is resampled to the recognition rate
-  (``kernels.resample``), run through the energy detector (``kernels.energy``, the
-  ``voice.phone.*`` dials), kept for the turn while the conversation captures, and
-  fed to the conversation;
+  (``kernels.resample``), measured (``kernels.energy``) for the speech detector
+  (``core.voice.SpeechDetector``, the ``voice.phone.*`` dials; it also hears the
+  level of each frame played), kept for the turn while the conversation captures, and
+  fed to the conversation. Speech is kept from its first frame with a pre-roll before
+  it, also when it starts over the agent or while the answer is still being written;
 * the conversation's actions are carried out: the opening and each answer are
   synthesised, resampled to 8 kHz, framed and played every 20 ms (``Player``); a turn
   is recognised, judged by the turn detector, and given to the agent; a barge-in stops
@@ -67,8 +69,10 @@ from core.voice import (
     Recognise,
     RecognitionFailed,
     Respond,
+    Heard,
     SentenceSplitter,
     Speak,
+    SpeechDetector,
     SpeechFailed,
     SpeechFinished,
     SpeechPlaying,
@@ -77,16 +81,21 @@ from core.voice import (
     TurnJudgeFailed,
     TurnJudged,
 )
-from kernels.energy import Detector, VoiceEvent, rms
+from kernels.energy import rms, zero_crossings
 from kernels.resample import Resampler
 
 __all__ = ["CallAgent", "CallSetup", "Recorder", "run_call"]
 
 log = logging.getLogger("svc.voice")
 
-#: Caller audio kept from before speech is reported, so a turn starts with its first
-#: syllable: the detector reports speech only after ``min_speech_ms`` of it.
-PREROLL_EXTRA_SECONDS = 0.3
+#: Caller audio kept from before the first frame of speech, so a turn starts with its
+#: first syllable however quietly it began: a word under noise can begin up to a
+#: third of a second before the detector's first frame of it (benchmarks/turns.py).
+PREROLL_SECONDS = 0.5
+#: Onset runs may hold short gaps: the ring keeps this much beyond the longest one.
+ONSET_SLACK_SECONDS = 0.2
+# The detector's bits as plain ints: IntFlag arithmetic is slow for every frame.
+_SPEECH_START, _SPEECH_END, _BARGE_IN = (int(bit) for bit in Heard)
 #: Line audio waiting for the caller's matching step in the recording, at most.
 MAX_RECORDING_LAG_BYTES = 5 * LINE_RATE * 2
 #: Time left to send our hangup once the call is over.
@@ -184,17 +193,19 @@ class _CallSession:
         dials, rate = setup.dials, setup.recognition_rate
         self.conversation = CallConversation(
             setup.opening, dials, turn_detection=engines.turn_detector is not None)
-        self.detector = Detector(rate, speech_threshold=dials.speech_rms,
-                                 min_speech_ms=dials.min_speech_ms,
-                                 silence_threshold_ms=dials.silence_threshold_ms,
-                                 barge_threshold=dials.barge_rms, barge_min_ms=dials.barge_min_ms)
+        self.detector = SpeechDetector(dials, rate)
         self.to_recognition = Resampler(LINE_RATE, rate) if rate != LINE_RATE else None
         self.player = Player(transport, self._frame_sent)
         self.clock = loop_clock()  # read per frame: the loop's own, not through sniffio
-        preroll_bytes = int((dials.min_speech_ms / 1000 + PREROLL_EXTRA_SECONDS) * rate) * 2
+        onset_ms = max(dials.min_speech_ms, dials.barge_min_ms)
+        preroll_bytes = int((onset_ms / 1000 + PREROLL_SECONDS + ONSET_SLACK_SECONDS) * rate) * 2
         self.preroll: deque[bytes] = deque()
         self.preroll_bytes, self.preroll_limit = 0, preroll_bytes
+        self.preroll_keep = int(PREROLL_SECONDS * rate) * 2
         self.turn_audio: bytearray | None = None  # None while no turn is captured
+        #: The caller's speech since its onset (with the pre-roll) while no turn is
+        #: captured: speech over the agent's answer becomes the next turn from its start.
+        self.speech_audio: bytearray | None = None
         self.turn_limit = int(MAX_TURN_SECONDS * rate) * 2
         self.line_pending = bytearray()  # line audio not yet paired with caller audio
         self.muted: set[int] = set()  # answers the caller talked over
@@ -308,21 +319,33 @@ class _CallSession:
     def _caller_audio(self, pcm: bytes) -> None:
         self._record(pcm)
         audio = self.to_recognition.process(pcm) if self.to_recognition else pcm
-        events = self.detector.update(audio)
-        if self.turn_audio is not None:
-            if len(self.turn_audio) < self.turn_limit:
-                self.turn_audio += audio
-        else:
-            self.preroll.append(audio)
-            self.preroll_bytes += len(audio)
-            while self.preroll_bytes - len(self.preroll[0]) >= self.preroll_limit:
-                self.preroll_bytes -= len(self.preroll.popleft())
+        events = self.detector.hear(rms(audio), zero_crossings(audio), len(audio) // 2)
+        self._keep(audio, events)
         if not events:
             self.conversation.hear_quiet(self.clock())  # no action, no earlier deadline
             return
-        self._feed(CallerAudio(bool(events & VoiceEvent.SPEECH_START),
-                               bool(events & VoiceEvent.SPEECH_END),
-                               bool(events & VoiceEvent.BARGE_IN)))
+        self._feed(CallerAudio(bool(events & _SPEECH_START), bool(events & _SPEECH_END),
+                               bool(events & _BARGE_IN)))
+
+    def _keep(self, audio: bytes, events: int) -> None:
+        """Keep caller audio: for the turn being captured; else in the pre-roll ring,
+        and from the onset of any speech the detector reports."""
+        if self.turn_audio is not None:
+            if len(self.turn_audio) < self.turn_limit:
+                self.turn_audio += audio
+            return
+        self.preroll.append(audio)
+        self.preroll_bytes += len(audio)
+        while self.preroll_bytes - len(self.preroll[0]) >= self.preroll_limit:
+            self.preroll_bytes -= len(self.preroll.popleft())
+        if events & _SPEECH_START:
+            ring = b"".join(self.preroll)
+            keep = self.detector.since_onset * 2 + self.preroll_keep
+            self.speech_audio = bytearray(ring[-keep:])
+        elif self.speech_audio is not None and len(self.speech_audio) < self.turn_limit:
+            self.speech_audio += audio
+        if events & _SPEECH_END:
+            self.speech_audio = None
 
     def _caller_key(self, key: str) -> None:
         entry = self.keys.press(key, self.clock())
@@ -340,6 +363,7 @@ class _CallSession:
     # -- recording
 
     def _frame_sent(self, utterance: int, frame: bytes) -> None:
+        self.detector.played(rms(frame))  # what may come back as echo
         if utterance != self.playing and utterance not in self.muted:
             self.playing = utterance  # told once, at the first frame of each utterance
             self._feed(SpeechPlaying(utterance))
@@ -389,7 +413,8 @@ class _CallSession:
         self.tasks.start_soon(_letting_go, self._say_opening, action.text)
 
     def _capture(self, action: CaptureTurn) -> None:
-        self.turn_audio = bytearray(b"".join(self.preroll))
+        speech, self.speech_audio = self.speech_audio, None
+        self.turn_audio = speech if speech is not None else bytearray(b"".join(self.preroll))
         self.preroll.clear()
         self.preroll_bytes = 0
 

@@ -2,6 +2,7 @@
 
 - ``_opening``: the words of the opening (greeting, notice, recording sentence).
 - ``_dials``: the speech dials of a call and the conversation's fixed limits.
+- ``_hearing``: ``SpeechDetector``, when the caller starts and stops speaking.
 - ``_events``: the inputs the conversation is fed and the actions it returns.
 - ``_conversation``: ``CallConversation``, the machine itself.
 - ``_sentences``: an answer streamed as text, cut into sentences for synthesis.
@@ -41,6 +42,7 @@ from ._events import (
     TurnJudgeFailed,
     TurnJudged,
 )
+from ._hearing import Heard, SpeechDetector
 from ._keys import KEY_PAUSE_SECONDS, KeyEntry, keys_text
 from ._sentences import MAX_SENTENCE_CHARS, SentenceSplitter
 from ._opening import RECORDING_SENTENCE, STANDARD_NOTICE, compose_opening, notice_in_force
@@ -62,6 +64,7 @@ __all__ = [
     "ConnectionLost",
     "DropTurn",
     "EndCall",
+    "Heard",
     "Input",
     "JudgeTurn",
     "KEY_PAUSE_SECONDS",
@@ -74,6 +77,7 @@ __all__ = [
     "Respond",
     "SentenceSplitter",
     "Speak",
+    "SpeechDetector",
     "SpeechFailed",
     "SpeechFinished",
     "SpeechPlaying",

@@ -17,7 +17,8 @@ spec: telephony.md —
   the caller spoke for ``min_speech_ms``; with turn detection the detector may hold the
   turn, one that fails or times out is not asked again that call, and no turn is held
   longer than four times the pause; the caller speaking over the agent at
-  ``barge_rms`` for ``barge_min_ms`` stops playback at once.
+  ``barge_rms`` for ``barge_min_ms`` stops playback at once. What the caller says over
+  the answer (or while it is still being written) is the next turn, not lost.
 * "Limits": a connection silent for 5 seconds is given up on.
 """
 
@@ -105,6 +106,8 @@ class CallConversation:
         self._transcript = ""
         self._reply: int | None = None  # the utterance being answered and spoken
         self._playing = False
+        #: Whether the caller is speaking now (between the detector's start and end).
+        self._caller_speaking = False
         self._ending: EndCall | None = None
 
     @property
@@ -143,6 +146,8 @@ class CallConversation:
             return []
         if isinstance(given, CallerAudio):
             self._last_audio_at, self._heard_audio = now, True
+            if given.speech_started or given.speech_ended:
+                self._caller_speaking = given.speech_started and not given.speech_ended
         handler = _TABLE.get((self._phase, type(given))) or _ANY_PHASE.get(type(given))
         if handler is not None:
             self._phase = handler(self, given, now)
@@ -295,7 +300,9 @@ class CallConversation:
         return self._phase
 
     def _replying_audio(self, given: CallerAudio, now: float) -> Phase:
-        if not (given.barge_in and self._playing):
+        # Speech that starts while the answer plays is a barge-in, whether it began
+        # over the agent's voice or in a pause between its sentences.
+        if not ((given.barge_in or given.speech_started) and self._playing):
             return self._phase
         self._actions.append(StopSpeaking())
         self._playing = False
@@ -308,7 +315,9 @@ class CallConversation:
             return self._end(given.ending, hang_up=True)
         if self._phase is Phase.REPLYING and given.utterance == self._reply:
             self._reply = None
-            return Phase.LISTENING
+            # The caller began before the answer played (or between its last frame
+            # and its end) and speaks still: that speech is the next turn.
+            return self._capture(now) if self._caller_speaking else Phase.LISTENING
         return self._phase
 
     def _speech_failed(self, given: SpeechFailed, now: float) -> Phase:

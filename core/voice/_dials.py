@@ -37,11 +37,11 @@ class PhoneDials:
     """``voice.phone.*`` as read for one call; defaults are the telephone column."""
 
     silence_threshold_ms: int = 900
-    min_speech_ms: int = 250
+    min_speech_ms: int = 80
     turn_detection: bool = True
-    speech_rms: float = 0.012
-    barge_rms: float = 0.035
-    barge_min_ms: int = 240
+    speech_rms: float = 0.004
+    barge_rms: float = 0.006
+    barge_min_ms: int = 100
 
     @property
     def pause_seconds(self) -> float:

@@ -25,6 +25,7 @@ from tests.fakes.voice import (
     FakeSynthesiser,
     MemoryTransport,
 )
+from tests.support.speech_signals import Voice
 
 pytestmark = pytest.mark.anyio
 
@@ -119,19 +120,27 @@ async def test_a_turn_is_recognised_at_the_recognition_rate_answered_and_spoken(
     assert call.transport.count("frame") == frames_for(OPENING) + frames_for(answer)
 
 
-async def test_caller_speaking_over_the_answer_stops_playback_at_once():
+def voice_call(dbfs: float, **kwargs) -> Call:
+    call = Call(**kwargs)
+    call.caller = Voice(call.transport.to_session.send, dbfs)
+    return call
+
+
+@pytest.mark.parametrize("dbfs", [None, -32.0], ids=["tone", "voice at -32 dBFS"])
+async def test_caller_speaking_over_the_answer_stops_playback_at_once_and_is_kept(dbfs):
     async def script(call: Call) -> None:
         await call.opening_played()
         await call.caller.say(0.3)
         opening_frames = frames_for(OPENING)
         await call.transport.until(lambda: call.transport.count("frame") > opening_frames + 5)
-        await call.caller.say(0.4)  # barge in
+        await call.caller.say(0.8)  # barge in
         await call.transport.until(lambda: call.transport.count("stop") == 1)
         await call.transport.until(lambda: len(call.engines.recogniser.heard) == 2)
         await call.hang_up()
 
     long_answer = "Our opening hours are long and many, and here they all are in turn."
-    call = Call(agent=FakeAgent(answers=[long_answer, "Sure."]))
+    agent = FakeAgent(answers=[long_answer, "Sure."])
+    call = voice_call(dbfs, agent=agent) if dbfs is not None else Call(agent=agent)
     await call.run(script)
     frames = [kind for kind, _ in call.transport.log if kind in ("frame", "stop")]
     stopped_at = frames.index("stop")
@@ -139,6 +148,11 @@ async def test_caller_speaking_over_the_answer_stops_playback_at_once():
     # The agent finished the answer it was giving (for the transcript), unspoken.
     assert long_answer in call.agent.finished
     assert call.agent.questions[1] == "hello"  # the barge-in became the next turn
+    # All of what was said over the agent, from its onset, and the pause after it;
+    # the pre-roll before it is the line since the answer began (the first turn's
+    # audio went with the first turn).
+    (_, _), (kept, rate) = call.engines.recogniser.heard
+    assert kept >= (0.8 + QUICK.pause_seconds - 0.04) * rate * 2
 
 
 async def test_a_peer_that_goes_silent_for_five_seconds_is_given_up_on():

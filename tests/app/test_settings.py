@@ -121,9 +121,11 @@ def test_every_spec_setting_is_declared_once():
 
 @pytest.mark.parametrize("key, value, default", [
     ("voice.phone.silence_threshold_ms", 900, 1500),
-    ("voice.phone.min_speech_ms", 250, 200),
+    ("voice.phone.min_speech_ms", 80, 200),  # re-derived from the field corpus
+    ("voice.phone.speech_rms", 0.004, 0.012),
+    ("voice.phone.barge_rms", 0.006, 0.035),
     ("voice.phone.turn_detection", True, False),
-    ("voice.phone.barge_min_ms", 240, 320),
+    ("voice.phone.barge_min_ms", 100, 320),
     ("telephony.max_concurrent_calls", 2, None),
     ("telephony.tool_timeout_secs", 8, None),
     ("api.rate_per_min", 60, None),

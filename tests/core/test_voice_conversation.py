@@ -367,3 +367,28 @@ def test_hearing_quiet_is_quiet_audio_handled_in_any_phase(steps, later):
     assert vars(call) == vars(handled)
     if deadline is not None:
         assert call.deadline >= deadline  # it only moves later
+
+
+def test_speech_starting_between_sentences_of_the_answer_is_a_barge_in():
+    call = opened()
+    replying(call)
+    call.handle(SpeechPlaying(1), 3.5)
+    assert call.handle(START, 4.0) == [StopSpeaking(), CaptureTurn(2)]
+
+
+def test_speech_begun_before_the_answer_played_and_still_going_is_the_next_turn():
+    call = opened()
+    replying(call)
+    assert call.handle(START, 3.2) == []  # the answer is still being written
+    call.handle(SpeechPlaying(1), 3.5)
+    assert call.handle(SpeechFinished(1), 4.0) == [CaptureTurn(2)]
+    assert call.phase is Phase.HEARING
+
+
+def test_speech_that_ended_before_the_answer_finished_is_not_a_turn():
+    call = opened()
+    replying(call)
+    call.handle(START, 3.2)
+    call.handle(END, 3.4)
+    assert call.handle(SpeechFinished(1), 4.0) == []
+    assert call.phase is Phase.LISTENING

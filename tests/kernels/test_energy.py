@@ -136,3 +136,16 @@ def test_twins_detect_alike(energy, frame_specs):
         frame = pcm([amplitude if i % 2 else -amplitude for i in range(length)])
         assert ours.update(frame) == reference.update(frame)
         assert (ours.speaking, ours.level) == (reference.speaking, reference.level)
+
+
+@given(st.lists(samples16, max_size=500))
+def test_zero_crossings_count_sign_changes(energy, samples):
+    expected = sum((a < 0) != (b < 0) for a, b in zip(samples, samples[1:]))
+    assert energy.zero_crossings(pcm(samples)) == expected == _energy_py.zero_crossings(pcm(samples))
+
+
+def test_zero_crossings_of_a_square_wave_and_of_nothing(energy):
+    assert energy.zero_crossings(tone(0.02)) == 159  # 160 samples alternating
+    assert energy.zero_crossings(b"") == energy.zero_crossings(pcm([5])) == 0
+    with pytest.raises(ValueError, match="even number of bytes"):
+        energy.zero_crossings(b"\x00" * 3)

@@ -1,0 +1,242 @@
+"""When a caller starts and stops speaking, and when they speak over the agent: sans-IO.
+
+``SpeechDetector`` is fed, per frame of caller audio, two measures the adapter takes
+with the kernels (``kernels.energy.rms`` and ``zero_crossings``) and the frame's
+length; and, per frame of the agent's own speech sent down the line, that frame's
+level. It returns ``Heard`` bits. No absolute level decides alone, because a real
+line's speech arrives anywhere between −45 and −10 dBFS over noise of its own:
+
+* **The noise floor** is tracked per call. It falls quickly to a quieter frame, rises
+  slowly through frames that are not speech-like, and is never below the quietest
+  frame of the last one to two seconds (so a noise that starts and stays is floor
+  within two seconds, while a sentence, which has its gaps, does not become floor).
+* **Speech-like frames** are at or above the ``speech_rms`` dial and cross zero often
+  enough to be a voice rather than mains hum or rumble. A run of them begins on a
+  frame at least ``ONSET_MARGIN_DB`` above the floor and goes on through frames at
+  least ``HOLD_MARGIN_DB`` above it; speech starts once the run reaches
+  ``min_speech_ms`` (gaps up to ``ONSET_GAP_MS`` do not break it). It ends once frames
+  have stayed below the hold margin for the configured pause. The first ``LEARN_MS``
+  of a call only teach the floor.
+* **Over the agent's speech** a frame must also be louder than the echo the agent's
+  own audio could make (its recent level less ``ECHO_LOSS_DB``) and reach the
+  ``barge_rms`` dial, for ``barge_min_ms``; speech that starts so is reported as
+  ``BARGE_IN`` as well as ``SPEECH_START``.
+
+``since_onset`` tells how much audio (samples) lies between the first frame of the
+speech just reported and the end of the current frame: the adapter keeps that and a
+pre-roll before it for the recogniser, so no turn loses its first syllable.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections import deque
+
+from ._dials import PhoneDials
+
+__all__ = [
+    "ECHO_LOSS_DB",
+    "HOLD_MARGIN_DB",
+    "MIN_CROSSINGS_PER_SECOND",
+    "ONSET_GAP_MS",
+    "ONSET_MARGIN_DB",
+    "Heard",
+    "SpeechDetector",
+    "level_db",
+]
+
+
+class Heard(enum.IntFlag):
+    """What one frame of caller audio made of the line (0: nothing new)."""
+
+    #: The caller started speaking.
+    SPEECH_START = 1
+    #: The caller has been quiet for the configured pause after speaking.
+    SPEECH_END = 2
+    #: The speech that started was over the agent's own (always with SPEECH_START).
+    BARGE_IN = 4
+
+
+# The bits as plain ints: an IntFlag operation per frame costs more than the rules.
+_START, _END, _BARGE = 1, 2, 4
+assert (_START, _END, _BARGE) == tuple(Heard), "Heard changed"
+
+#: How far above the noise floor a frame must be to count towards a start of speech.
+ONSET_MARGIN_DB = 10.0
+#: How far above the floor a frame still counts as speech once the caller speaks
+#: (lower than the onset margin: the tail of a word is quieter than its start).
+HOLD_MARGIN_DB = 5.0
+#: Below this many zero crossings a second a frame is hum or rumble, not a voice
+#: (50 Hz mains crosses 100 times a second; a voice, even a low one, far more often).
+MIN_CROSSINGS_PER_SECOND = 150.0
+#: The first audio of a call only teaches the floor (the opening plays over it anyway).
+LEARN_MS = 300
+#: Quiet inside a starting word (a stop consonant) that does not break the onset.
+ONSET_GAP_MS = 40
+#: The echo of the agent's speech is taken to be at least this much below it: real
+#: lines return 20 dB or more (echo cancellers far more); 2 dB is margin, and the
+#: loudest frame of the window stands for the whole of it.
+ECHO_LOSS_DB = 18.0
+#: The agent's audio echoes back within this window of caller audio.
+ECHO_WINDOW_MS = 80
+#: The floor is never below the quietest frame of the last one to two of these.
+FLOOR_BLOCK_MS = 1000
+#: Share of the way to a quieter frame the floor falls in one 20 ms frame.
+FLOOR_FALL = 0.1
+#: Share of the way to a louder, not speech-like frame the floor rises in 20 ms.
+FLOOR_RISE = 0.05
+#: Nothing on a line is quieter than this (digital silence, μ-law's smallest step).
+SILENCE_DB = -90.0
+
+_FRAME_MS = 20.0
+_SILENCE_LEVEL = 10 ** (SILENCE_DB / 20)
+
+
+def level_db(level: float) -> float:
+    """A level of full scale (0.0 to 1.0) in dBFS, never below ``SILENCE_DB``."""
+    return 20.0 * math.log10(level) if level > _SILENCE_LEVEL else SILENCE_DB
+
+
+class SpeechDetector:
+    """Start and end of the caller's speech, and barge-in, for one call.
+
+    Call ``played(level)`` for each frame of the agent's audio as it goes out, and
+    ``hear(level, crossings, samples)`` for each frame of caller audio; ``hear``
+    returns ``Heard`` bits. Durations count samples at ``sample_rate``."""
+
+    def __init__(self, dials: PhoneDials, sample_rate: int) -> None:
+        if sample_rate <= 0:
+            raise ValueError(f"sample_rate must be positive, got {sample_rate}")
+        self.sample_rate = sample_rate
+        self.speech_db = level_db(dials.speech_rms)
+        self.barge_db = level_db(dials.barge_rms)
+        self._min_speech = self._samples(dials.min_speech_ms)
+        self._barge_min = self._samples(dials.barge_min_ms)
+        self._silence = self._samples(dials.silence_threshold_ms)
+        self._gap = self._samples(ONSET_GAP_MS)
+        self._learn = self._samples(LEARN_MS)
+        self._heard = 0  # samples heard so far, up to the learning time
+        self._block = self._samples(FLOOR_BLOCK_MS)
+        self._echo_frames = max(1, round(ECHO_WINDOW_MS / _FRAME_MS))
+        #: True from a speech start to the speech end that follows it.
+        self.speaking = False
+        #: The noise floor in dBFS; None until the first frame.
+        self.floor: float | None = None
+        #: Samples from the first frame of the current (or starting) speech to now.
+        self.since_onset = 0
+        self._onset_run = 0  # speech-like samples in the run towards a start
+        self._gap_run = 0  # samples since the last speech-like one, in that run
+        self._quiet_run = 0  # samples below the hold margin, while speaking
+        # The quietest frame of this block and of the last; inf while there was none.
+        self._block_min, self._last_block_min, self._block_fill = math.inf, math.inf, 0
+        self._played_peak = 0.0  # loudest agent frame since the last caller frame
+        self._echo: deque[float] = deque(maxlen=self._echo_frames)
+        self._echo_db = SILENCE_DB  # the echo the agent's recent audio could make; none
+
+    def _samples(self, milliseconds: int) -> int:
+        return milliseconds * self.sample_rate // 1000
+
+    @property
+    def over_agent(self) -> bool:
+        """Whether the agent's audio went out within the echo window of the last frame."""
+        return self._echo_db > SILENCE_DB
+
+    def played(self, level: float) -> None:
+        """A frame of the agent's audio at ``level`` (0.0 to 1.0) went out."""
+        if level > self._played_peak:
+            self._played_peak = level
+
+    def hear(self, level: float, crossings: int, samples: int) -> int:
+        """One frame of caller audio: its RMS level (0.0 to 1.0), its zero crossings and
+        its length in samples. Returns the ``Heard`` bits it causes."""
+        if samples <= 0:
+            return 0  # no time passed
+        echo = self._echo
+        echo.append(self._played_peak)
+        self._played_peak = 0.0
+        # The loudest echo the agent's recent audio could make, in dBFS (computed once
+        # a frame: every rule below reads it).
+        peak = max(echo)
+        self._echo_db = level_db(peak) - ECHO_LOSS_DB if peak > 0.0 else SILENCE_DB
+        db = level_db(level)
+        floor = self._track_floor(db, samples)
+        if self.speaking:
+            return self._while_speaking(db, floor, samples)
+        if not self._onset_run and db < floor + HOLD_MARGIN_DB:
+            # Most frames of a call: the line at its floor, nothing under way.
+            self._heard = min(self._heard + samples, self._learn + 1)
+            return 0
+        voiced = crossings * self.sample_rate >= MIN_CROSSINGS_PER_SECOND * samples
+        return self._towards_onset(db, floor, voiced, samples)
+
+    # -- the noise floor
+
+    def _track_floor(self, db: float, samples: int) -> float:
+        over_agent = self._echo_db > SILENCE_DB
+        floor = self.floor
+        if floor is None:
+            floor = db
+        elif db < floor:
+            floor += (db - floor) * FLOOR_FALL
+        elif not over_agent and db < floor + ONSET_MARGIN_DB and not self.speaking:
+            floor += (db - floor) * FLOOR_RISE
+        # The quietest frame of the last one to two seconds: what the line is when
+        # nobody speaks. The agent's echo is no part of it.
+        if not over_agent and db < self._block_min:
+            self._block_min = db
+        self._block_fill += samples
+        if self._block_fill >= self._block:
+            self._last_block_min, self._block_fill = self._block_min, 0
+            self._block_min = math.inf
+        quietest = min(self._last_block_min, self._block_min)
+        if quietest < math.inf and self._last_block_min < math.inf:
+            floor = max(floor, quietest)
+        self.floor = floor
+        return floor
+
+    # -- rules
+
+    def _towards_onset(self, db: float, floor: float, voiced: bool, samples: int) -> int:
+        over_agent = self._echo_db > SILENCE_DB
+        if over_agent:
+            # The echo rule does the floor's work here; the floor itself settles on
+            # the quietest of the echo, so only the hold margin is asked over it.
+            begins = goes_on = max(floor + HOLD_MARGIN_DB, self.speech_db, self._echo_db,
+                                   self.barge_db)
+        else:
+            # A run begins on a frame well above the floor and goes on through frames
+            # above the lower hold margin: the vowel, then the rest of the syllable.
+            goes_on = max(floor + HOLD_MARGIN_DB, self.speech_db)
+            begins = max(floor + ONSET_MARGIN_DB, self.speech_db)
+        self._heard = min(self._heard + samples, self._learn + 1)
+        if voiced and db >= (goes_on if self._onset_run else begins) and (
+                self._heard > self._learn):
+            if self._onset_run == 0:
+                self.since_onset = 0
+            self._onset_run += samples
+            self._gap_run = 0
+        elif self._onset_run:
+            self._gap_run += samples
+            if self._gap_run > self._gap:
+                self._onset_run = self._gap_run = 0
+        self.since_onset += samples
+        required = self._barge_min if over_agent else self._min_speech
+        if not self._onset_run or self._onset_run < max(required, 1):
+            return 0
+        self.speaking = True
+        self._onset_run = self._gap_run = self._quiet_run = 0
+        return _START | _BARGE if over_agent else _START
+
+    def _while_speaking(self, db: float, floor: float, samples: int) -> int:
+        self.since_onset += samples
+        needed = max(floor + HOLD_MARGIN_DB, self.speech_db, self._echo_db)
+        if db >= needed:
+            self._quiet_run = 0
+            return 0
+        self._quiet_run += samples
+        if self._quiet_run < self._silence:
+            return 0
+        self.speaking = False
+        self._quiet_run = 0
+        return _END
