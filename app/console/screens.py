@@ -76,6 +76,8 @@ SCREENS: tuple[Screen, ...] = (
            "Change the password you sign in with.", anyone),
     Screen("/owner/diary", "diary", "Diary", "Owner",
            "Opening hours, closures and upcoming appointments.", line_owners),
+    Screen("/owner/appointments", "appointments", "Appointments", "Owner",
+           "A day or a week of appointments; book, move and cancel.", line_owners),
     Screen("/owner/screening", "screening", "Screening list", "Owner",
            "Names a person must check before a caller is put through.", line_owners),
     Screen("/owner/notify-targets", "notify_targets", "Notification targets", "Owner",
@@ -102,6 +104,9 @@ SCREENS: tuple[Screen, ...] = (
            "Calls on every line, with transcripts and recordings.", line_managers),
     Screen("/admin/telephone/messages", "messages", "Messages", "Admin",
            "Messages taken on every line.", line_managers),
+    Screen("/audit", "audit", "Audit trail", "Admin",
+           "Who changed what, and what was refused, by actor, action and time.",
+           administrators),
 )
 
 def call_readers(audience: Audience) -> bool:

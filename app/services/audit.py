@@ -59,11 +59,21 @@ class AuditLog:
                                      f"{kind} {source}", TALLY_WINDOW_SECONDS)
 
     async def query(
-        self, *, kind: str | None = None, since: dt.datetime | None = None, limit: int = 100
+        self, *, kind: str | None = None, since: dt.datetime | None = None,
+        until: dt.datetime | None = None, actor: UUID | None = None,
+        before: int | None = None, limit: int = 100,
     ) -> list[dict[str, Any]]:
+        """Entries newest first. ``until`` is exclusive; ``before`` is an entry id, the
+        cursor of the next page (ids only grow, so a page never repeats an entry)."""
         query = AuditEntry.select().order_by(AuditEntry.id, ascending=False).limit(limit)
         if kind is not None:
             query = query.where(AuditEntry.kind == kind)
         if since is not None:
             query = query.where(AuditEntry.at >= since)
+        if until is not None:
+            query = query.where(AuditEntry.at < until)
+        if actor is not None:
+            query = query.where(AuditEntry.actor_id == actor)
+        if before is not None:
+            query = query.where(AuditEntry.id < before)
         return await query

@@ -69,3 +69,52 @@ async def test_credential_like_keys_never_reach_the_trail(services):
     rows = await services.audit.query(kind="x")
     assert "p" not in str(rows[0]["data"]) or "password" not in str(rows[0]["data"])
     assert "reason" in str(rows[0]["data"]) and "api_key" not in str(rows[0]["data"])
+
+
+async def test_entries_filter_by_actor_and_time_range_and_page_older(api, services):
+    admin = await api.as_new_user(services, "boss@example.org", role="admin")
+    ann = await services.accounts.create("ann@example.org", "correct horse battery", "user", ())
+    for n in range(5):
+        await services.audit.record("library.created", actor=ann["id"], data={"name": f"L{n}"})
+    await services.audit.record("retention.swept", data={"calls": 1})
+    mine = (await api.get("/api/admin/audit", headers=admin,
+                          params={"actor_id": str(ann["id"])})).json()
+    assert [e["data"]["name"] for e in mine["data"]] == ["L4", "L3", "L2", "L1", "L0"]
+    assert {e["actor_email"] for e in mine["data"]} == {"ann@example.org"}
+    first = (await api.get("/api/admin/audit", headers=admin,
+                           params={"actor_id": str(ann["id"]), "limit": "2"})).json()
+    assert [e["data"]["name"] for e in first["data"]] == ["L4", "L3"]
+    second = (await api.get("/api/admin/audit", headers=admin, params={
+        "actor_id": str(ann["id"]), "limit": "2", "before": str(first["next_before"])})).json()
+    assert [e["data"]["name"] for e in second["data"]] == ["L2", "L1"]
+    last = (await api.get("/api/admin/audit", headers=admin, params={
+        "actor_id": str(ann["id"]), "limit": "2", "before": str(second["next_before"])})).json()
+    assert [e["data"]["name"] for e in last["data"]] == ["L0"] and last["next_before"] is None
+    past = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).isoformat()
+    assert (await api.get("/api/admin/audit", headers=admin,
+                          params={"until": past})).json()["data"] == []
+    soon = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)).isoformat()
+    window = (await api.get("/api/admin/audit", headers=admin, params={
+        "since": past, "until": soon, "kind": "retention.swept"})).json()["data"]
+    assert [e["actor_email"] for e in window] == [None]
+
+
+async def test_an_entry_names_its_subject_while_it_exists(api, services):
+    admin = await api.as_new_user(services, "boss@example.org", role="admin")
+    ann = await services.accounts.create("ann@example.org", "correct horse battery", "user", ())
+    await services.audit.record("feature.override.set", subject=str(ann["id"]),
+                                data={"key": "features.telephony", "value": True})
+    await services.audit.record("agent.changed", subject="00000000-0000-4000-8000-000000000000")
+    gone, override = (await api.get("/api/admin/audit", headers=admin)).json()["data"][:2]
+    assert override["subject_name"] == "ann@example.org"
+    assert gone["kind"] == "agent.changed" and gone["subject_name"] is None
+
+
+async def test_bad_audit_filters_are_422_naming_the_field(api, services):
+    admin = await api.as_new_user(services, "boss@example.org", role="admin")
+    for params, field in (({"actor_id": "ann"}, "actor_id"), ({"before": "0"}, "before"),
+                          ({"before": "x"}, "before"), ({"until": "tomorrow"}, "until"),
+                          ({"since": "2026-01-02T00:00:00Z", "until": "2026-01-01T00:00:00Z"},
+                           "until")):
+        answer = await api.get("/api/admin/audit", headers=admin, params=params)
+        assert answer.status_code == 422 and answer.json()["error"]["field"] == field, params

@@ -284,6 +284,39 @@ async def test_cancelling_frees_the_slot_and_a_second_cancel_changes_nothing(api
     assert kinds.count("appointment.cancelled") == 1
 
 
+async def test_moving_takes_a_free_slot_and_refuses_a_taken_one(api, owner):
+    await put_diary(api, owner)
+    first = (await book(api, owner, "2027-03-03T10:00:00Z")).json()
+    (await book(api, owner, "2027-03-03T11:00:00Z", name="John Brown")).json()
+    path = f"/api/diary/appointments/{first['id']}"
+    taken = await api.patch(path, headers=owner, json={"starts_at": "2027-03-03T11:00:00Z"})
+    assert taken.status_code == 409 and taken.json()["error"] == {
+        "code": "slot_taken", "field": "starts_at", "message": taken.json()["error"]["message"]}
+    lunch = await api.patch(path, headers=owner, json={"starts_at": "2027-03-03T12:00:00Z"})
+    assert lunch.status_code == 422 and lunch.json()["error"]["code"] == "not_a_slot"
+    assert (await api.patch(path, headers=owner, json={})).status_code == 422
+    moved = await api.patch(path, headers=owner, json={"starts_at": "2027-03-04T14:00:00Z"})
+    assert moved.status_code == 200, moved.text
+    assert moved.json()["starts_at"] == "2027-03-04T14:00:00+00:00"
+    assert moved.json()["state"] == "moved" and moved.json()["reference"] == first["reference"]
+    freed = await book(api, owner, "2027-03-03T10:00:00Z", name="Ida Free")
+    assert freed.status_code == 201  # the old slot is free again
+    kinds = [e["kind"] for e in await AuditEntry.select(AuditEntry.kind)]
+    assert kinds.count("appointment.moved") == 1
+
+
+async def test_a_cancelled_or_unknown_appointment_cannot_be_moved(api, owner, stranger):
+    await put_diary(api, owner)
+    booked = (await book(api, owner, "2027-03-03T10:00:00Z")).json()
+    path = f"/api/diary/appointments/{booked['id']}"
+    target = {"starts_at": "2027-03-04T14:00:00Z"}
+    assert (await api.patch(path, headers=stranger, json=target)).status_code == 404
+    assert (await api.patch("/api/diary/appointments/nope", headers=owner,
+                            json=target)).status_code == 404
+    await api.delete(path, headers=owner)
+    assert (await api.patch(path, headers=owner, json=target)).status_code == 404
+
+
 # -- who may see what
 
 

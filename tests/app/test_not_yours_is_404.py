@@ -46,6 +46,7 @@ BY_ID: list[tuple[str, str, Any]] = [
     ("DELETE", "/api/profile/provider-keys/{provider_key}", None),
     ("DELETE", "/api/conflict-names/{name}", None),
     ("GET", "/api/diary/appointments/{appointment}", None),
+    ("PATCH", "/api/diary/appointments/{appointment}", {"starts_at": "2027-03-04T10:00:00Z"}),
     ("DELETE", "/api/diary/appointments/{appointment}", None),
     ("GET", "/api/enquiries/{enquiry}", None),
     ("PATCH", "/api/enquiries/{enquiry}", {"status": "done"}),
