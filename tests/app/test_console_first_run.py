@@ -54,6 +54,7 @@ async def test_a_user_is_offered_only_the_steps_they_may_take(api, services):
     steps = _done((await api.get("/api/me/checklist", cookies=cookies)).json())
     # no provider (administrators') nor line (telephony.manage) nor diary (feature off)
     assert set(steps) == {"password", "library", "agent", "api_key"}
+    api.cookies.clear()
     assert (await api.get("/api/me/checklist")).status_code == 401
 
 
@@ -66,6 +67,7 @@ async def test_an_unknown_console_address_answers_an_html_404_page(api, services
     assert page.headers["content-type"].startswith("text/html")
     assert "<h1>Not found</h1>" in page.text and 'aria-label="Screens"' in page.text
     assert "x-request-id" in page.headers
+    api.cookies.clear()
     visitor = await api.get("/no/such/page", headers=browser)
     assert visitor.status_code == 404 and "<h1>Not found</h1>" in visitor.text
     # the API and programs keep the JSON answer

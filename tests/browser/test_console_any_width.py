@@ -24,7 +24,7 @@ expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
 
 ROOT = "root-of-a-rather-long-organisation-name@example.com"
 LONG = ("Northern Regional Dental Practice and Orthodontic Surgery Reception Desk, "
-        "Weekday Mornings and Saturday Emergency Cover")[:120]
+        "Weekday Mornings and Saturday Emergency Cover.")
 WIDTHS = {"laptop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 PAGES = ["/", *[screen.path for screen in SCREENS], "/no/such/screen"]
 
@@ -61,7 +61,7 @@ def seeded(console):
 
 
 @pytest.fixture(scope="module")
-def tab(browser, console, seeded):
+def tab(console, seeded, browser):
     """One page for the module, signed in as the superadmin. The page's own policy
     allows no inline script, which is how axe-core is put in; the test lifts it."""
     context = browser.new_context(base_url=console.base_url, bypass_csp=True,
