@@ -102,10 +102,10 @@ def test_the_lines_actions_stay_in_view_at_a_laptops_width(tab):
     _visit(tab, "/admin/telephone", "laptop")
     row = tab.get_by_role("row", name=LONG[:40])
     for action in ("Edit", "Enable", "Release"):
-        button = row.get_by_role("button", name=action)
-        if button.count():
-            box = button.first.bounding_box()
-            assert box["x"] + box["width"] <= WIDTHS["laptop"]["width"]
+        button = row.get_by_role("button", name=f"{action} +441632960001", exact=True)
+        expect(button).to_be_visible()
+        box = button.bounding_box()
+        assert box["x"] + box["width"] <= WIDTHS["laptop"]["width"]
 
 
 def test_on_a_phone_the_navigation_folds_behind_a_menu_button(tab):
@@ -150,3 +150,32 @@ def test_a_forms_error_is_shown_beside_its_field_in_plain_words(tab):
     expect(closes).not_to_have_attribute("aria-invalid", "true")
     tab.get_by_role("button", name="Save hours").click()
     expect(status).to_have_class("status ok")
+
+
+def test_the_apis_field_paths_are_put_in_the_forms_words(tab):
+    _visit(tab, "/", "laptop")
+    said = tab.evaluate("""async () => {
+        const { ApiError, fieldOf, inWords } = await import("/static/console.js");
+        const form = document.createElement("form");
+        form.innerHTML = `<p><label for="n">Number</label><input id="n" name="e164"></p>
+          <div data-row="hours"><input data-field="opens_minute" data-label="Opening time">
+            <input data-field="closes_minute" data-label="Closing time"></div>
+          <div data-row="hours"><input data-field="opens_minute" data-label="Opening time">
+            <input data-field="closes_minute" data-label="Closing time" id="second"></div>`;
+        document.body.append(form);
+        const words = (message, field) => {
+          const error = new ApiError(422, { error: { message, field } }, "/api/x");
+          return inWords(form, error, fieldOf(form, field));
+        };
+        const said = [
+          words("hours[1].closes_minute: must be after opens_minute", "hours[1].closes_minute"),
+          fieldOf(form, "hours.1.closes_minute").id,
+          words("e164 is already registered.", "e164"),
+          words("slot_minutes: Input should be a valid integer.", "slot_minutes"),
+        ];
+        form.remove();
+        return said;
+    }""")
+    assert said == ["Closing time must be after opening time.", "second",
+                    "Number is already registered.",
+                    "Slot minutes: Input should be a valid integer."]

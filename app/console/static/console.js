@@ -130,7 +130,10 @@ export function inWords(form, error, control) {
     return other && other.nodeType === 1 ? labelOf(other).toLowerCase() : null;
   };
   for (const prefix of [`${error.field}: `, `${path}: `]) {
-    if (error.field && text.startsWith(prefix)) text = `${labelOf(control)} ${text.slice(prefix.length)}`;
+    if (!error.field || !text.startsWith(prefix)) continue;
+    const label = control ? labelOf(control) : short.replace(/_/g, " ");
+    const rest = text.slice(prefix.length);
+    text = /^[a-z]/.test(rest) ? `${label} ${rest}` : `${label}: ${rest}`;
   }
   text = text.replace(/^Field '([^']+)' is required\.?$/, (_, word) => `${name(word) || word} is required`);
   text = text.replace(/'?\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:\[\d+\](?:\.[a-z_]+)?)?\b'?|^[a-z][a-z0-9]*\b/g,
