@@ -231,7 +231,7 @@ def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True
     app.middlewares.append(SameOriginWrites(services.boot["server.public_url"]))
     app.middlewares.append(PublicApiGate(app, services))
     configure_routes(app, router)
-    configure_console(app)
+    configure_console(app, services)
     configure_docs(app)
     if own_pool:
         configure_database(app, services, pool_size)

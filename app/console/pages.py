@@ -21,7 +21,8 @@ from blacksheep.server.responses import see_other, view
 from blacksheep.settings.html import html_settings
 from jinja2 import PackageLoader
 
-from app.console.screens import CALL_SCREEN, SCREENS, Audience, Screen, navigation
+from app.console import checklist
+from app.console.screens import CALL_SCREEN, SCREENS, Screen, audience_of, navigation
 from app.http.bodies import read_bytes
 from app.http.docs import page
 from app.http.errors import ApiError
@@ -63,13 +64,6 @@ async def _identity(request: Request, svc: Services) -> Identity | None:
     return await svc.sessions.identify(token) if token else None
 
 
-async def _audience(svc: Services, identity: Identity) -> Audience:
-    snapshot = await svc.settings.snapshot()
-    telephony = await svc.features.feature_on("features.telephony", identity.account_id,
-                                              snapshot)
-    return Audience(identity, bool(snapshot["features.public_api"]), telephony)
-
-
 def _to_login(request: Request) -> Response:
     here = request.url.path.decode("latin-1")
     return see_other(f"/login?next={quote(here, safe='/')}")
@@ -85,7 +79,7 @@ async def _render_screen(request: Request, svc: Services, screen: Screen, *,
         return _to_login(request)
     if identity.password_change_required and screen is not PASSWORD_SCREEN:
         return see_other(PASSWORD_SCREEN.path)
-    audience = await _audience(svc, identity)
+    audience = await audience_of(svc, identity)
     nav = navigation(audience)
     if not screen.gate(audience) or not all(is_id(given) for given in ids):
         return _page("not_found", 404, me=identity, nav=nav, current=None,
@@ -112,8 +106,35 @@ async def home(request: Request, svc: Services) -> Response:
         return see_other("/login")
     if identity.password_change_required:
         return see_other(PASSWORD_SCREEN.path)
-    nav = navigation(await _audience(svc, identity))
-    return _page("home", me=identity, nav=nav, current=None, title="Console")
+    audience = await audience_of(svc, identity)
+    return _page("home", me=identity, nav=navigation(audience), current=None,
+                 title="Console", checklist=await checklist.checklist(audience))
+
+
+# Paths a browser's page never lives under: what is not found there keeps the API's
+# JSON answer, which scripts and clients parse.
+_NOT_PAGES = ("/api/", "/v1/", "/v1", "/static/", "/docs")
+
+
+def _wants_page(request: Request) -> bool:
+    path = request.url.path.decode("latin-1")
+    accept = (request.get_first_header(b"accept") or b"").decode("latin-1")
+    return (request.method in ("GET", "HEAD") and "text/html" in accept
+            and not path.startswith(_NOT_PAGES))
+
+
+def not_found_fallback(svc: Services, otherwise):
+    """An unknown console address, asked for by a browser, answers the console's own
+    404 page (with its navigation when signed in); anything else answers as before."""
+
+    async def fallback(request: Request) -> Response:
+        if not _wants_page(request):
+            return await otherwise(request)
+        identity = await _identity(request, svc)
+        nav = navigation(await audience_of(svc, identity)) if identity else None
+        return _page("not_found", 404, me=identity, nav=nav, current=None, title="Not found")
+
+    return fallback
 
 
 async def login_form(request: Request, svc: Services) -> Response:
@@ -168,9 +189,12 @@ def register(router: Router) -> None:
     for screen in SCREENS:
         router.add_get(screen.path, page(screen_handler(screen)))
     router.add_get(CALL_SCREEN.path, page(call_page))
+    checklist.register(router)
 
 
-def configure_console(app: Application) -> None:
-    """Templates from this package, and its scripts and styles under ``/static``."""
+def configure_console(app: Application, svc: Services) -> None:
+    """Templates from this package, its scripts and styles under ``/static``, and its
+    404 page for an address no route has (after the routes, whose fallback it wraps)."""
+    app.router.fallback = not_found_fallback(svc, app.router.fallback.handler)
     html_settings.use(JinjaRenderer(loader=PackageLoader("app.console", "templates")))
     app.serve_files(STATIC_DIR, root_path="static", cache_time=300, index_document=None)

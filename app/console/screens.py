@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from app.services.accounts import Identity
+from app.services.bundle import Services
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +22,13 @@ class Audience:
     identity: Identity
     public_api: bool
     telephony: bool
+
+
+async def audience_of(svc: Services, identity: Identity) -> Audience:
+    snapshot = await svc.settings.snapshot()
+    telephony = await svc.features.feature_on("features.telephony", identity.account_id,
+                                              snapshot)
+    return Audience(identity, bool(snapshot["features.public_api"]), telephony)
 
 
 Gate = Callable[[Audience], bool]

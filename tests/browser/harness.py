@@ -116,3 +116,39 @@ def write_recording(console: "ConsoleServer", call_id) -> None:
     directory = console.boot.recordings_dir
     directory.mkdir(parents=True, exist_ok=True)
     (directory / f"{call_id}.wav").write_bytes(ulaw_header(8000) + interleave(side, side))
+
+
+# axe-core, the accessibility checker: from npm into .cache/axe by tools/_axe.sh, or
+# the file named by SVC_TEST_AXE.
+AXE_NOTICE = ("accessibility checks need axe-core: ./tools/test installs it with npm into "
+              ".cache/axe (npm install --prefix .cache/axe axe-core@4), or set "
+              "SVC_TEST_AXE=/path/to/axe.min.js")
+_AXE_BUNDLED = (Path(__file__).resolve().parents[2] / ".cache" / "axe" / "node_modules"
+                / "axe-core" / "axe.min.js")
+
+
+def axe_script() -> Path | None:
+    named = os.environ.get("SVC_TEST_AXE")
+    candidate = Path(named) if named else _AXE_BUNDLED
+    return candidate if candidate.is_file() else None
+
+
+def accessibility_violations(page, impacts=("serious", "critical")) -> list[str]:
+    """What axe-core finds on the page as it is now, at the given impacts: one line per
+    rule with the first offending elements, so a failure says where to look."""
+    script = axe_script()
+    if script is None:
+        import pytest
+
+        pytest.skip(AXE_NOTICE)
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(script))
+    results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    return [f"{v['id']} ({v['impact']}): {v['help']} at "
+            + ", ".join(str(node["target"]) for node in v["nodes"][:3])
+            for v in results["violations"] if v["impact"] in impacts]
+
+
+def sideways_scroll(page) -> int:
+    """How many pixels the page is wider than the window (0 when nothing scrolls sideways)."""
+    return page.evaluate("document.documentElement.scrollWidth - window.innerWidth")

@@ -1,15 +1,27 @@
 // Shared by every screen's script: calling the JSON API with the session cookie,
-// building elements (never from HTML strings), the status line, the confirmation
-// dialog, dates, and the notice for a part of the API this server does not have.
+// building elements (never from HTML strings), the status line, errors shown beside
+// the field they are about, the confirmation dialog, dates, the collapsing navigation,
+// and the notice for a part of the API this server does not have.
 
 export class ApiError extends Error {
-  constructor(status, payload, path) {
-    super((payload && payload.error && payload.error.message) || `The server answered ${status}.`);
+  constructor(status, payload, path, requestId = null) {
+    super((payload && payload.error && payload.error.message) || plainStatus(status));
     this.status = status;
     this.code = payload && payload.error ? payload.error.code : null;
     this.field = payload && payload.error ? payload.error.field : null;
     this.path = path;
+    // The server's x-request-id: the key to the detail in its log.
+    this.requestId = requestId;
   }
+}
+
+// What a bare status means, for answers without our error body (a proxy's page).
+function plainStatus(status) {
+  if (status === 0) return "The server could not be reached. Check the connection and try again.";
+  if (status >= 500) return "Something went wrong on the server. Try again in a moment.";
+  if (status === 404) return "That was not found; it may have been removed.";
+  if (status === 403) return "You may not do that.";
+  return `The server refused this (status ${status}).`;
 }
 
 export async function api(method, path, body) {
@@ -18,10 +30,16 @@ export async function api(method, path, body) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const response = await fetch(path, init);
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch {
+    throw new ApiError(0, null, path);
+  }
   const type = response.headers.get("content-type") || "";
-  const payload = type.includes("json") ? await response.json() : null;
-  const error = response.ok ? null : new ApiError(response.status, payload, path);
+  const payload = type.includes("json") ? await response.json().catch(() => null) : null;
+  const error = response.ok ? null
+    : new ApiError(response.status, payload, path, response.headers.get("x-request-id"));
   // The session ended (expired, signed out elsewhere): sign in again and come back.
   // Other 401s, such as a wrong current password, are answers to show.
   if (error && error.code === "not_signed_in") {
@@ -56,19 +74,125 @@ const status = () => document.getElementById("status");
 
 export function say(text) {
   status().className = "status ok";
-  status().textContent = text;
+  status().replaceChildren(text);
 }
 
+// The API names a field as "hours[0].closes_minute" (or pydantic's "hours.0.closes_minute").
+function fieldPath(field) {
+  return String(field).replace(/\.(\d+)(?=\.|$)/g, "[$1]");
+}
+
+// The control a field path points at in a form: one marked data-field with the whole
+// path or with the path's name inside the n-th element marked data-row="list"
+// (a list's rows in the order the form sends them), else the control of that name.
+export function fieldOf(form, field) {
+  const path = fieldPath(field);
+  const escape = (text) => CSS.escape(text);
+  const direct = form.querySelector(`[data-field="${escape(path)}"]`) || form.elements.namedItem(path);
+  if (direct && direct.nodeType === 1) return direct;
+  const item = /^([^.[\]]+)\[(\d+)\]\.?(.*)$/.exec(path);
+  if (item) {
+    const row = form.querySelectorAll(`[data-row="${escape(item[1])}"]`)[Number(item[2])];
+    const inner = item[3] || null;
+    if (row && !inner) return row.querySelector("input, select, textarea, button");
+    if (row) return row.querySelector(`[data-field="${escape(inner)}"], [name="${escape(inner)}"]`);
+  }
+  const named = form.elements.namedItem(path.split(/[.[]/)[0]);
+  return named && named.nodeType === 1 ? named : null;
+}
+
+// A control's name as a person reads it: its data-label, its label, or its aria-label.
+function labelOf(control) {
+  if (control.dataset.label) return control.dataset.label;
+  const label = control.labels && control.labels[0];
+  if (label) return label.textContent.trim().replace(/\s*\(.*\)$/, "");
+  return control.getAttribute("aria-label") || control.name || "This field";
+}
+
+function sentence(text) {
+  const trimmed = text.trim();
+  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+}
+
+// The API's message in the form's words: "hours[0].closes_minute: must be after
+// opens_minute" becomes "Closing time must be after opening time", naming every field
+// by its label (a sibling in the same row first, for a list's item).
+export function inWords(form, error, control) {
+  const path = error.field ? fieldPath(error.field) : "";
+  const short = path.split(/[.[\]]/).filter(Boolean).pop() || "";
+  let text = String(error.message || "");
+  const scope = (control && control.closest("[data-row]")) || form;
+  const name = (word) => {
+    if (control && (word === path || word === short || word === error.field)) return labelOf(control);
+    const other = scope.querySelector(`[data-field="${CSS.escape(word)}"], [name="${CSS.escape(word)}"]`)
+      || (form.elements && form.elements.namedItem(word));
+    return other && other.nodeType === 1 ? labelOf(other).toLowerCase() : null;
+  };
+  for (const prefix of [`${error.field}: `, `${path}: `]) {
+    if (!error.field || !text.startsWith(prefix)) continue;
+    const label = control ? labelOf(control) : short.replace(/_/g, " ");
+    const rest = text.slice(prefix.length);
+    text = /^[a-z]/.test(rest) ? `${label} ${rest}` : `${label}: ${rest}`;
+  }
+  text = text.replace(/^Field '([^']+)' is required\.?$/, (_, word) => `${name(word) || word} is required`);
+  text = text.replace(/'?\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:\[\d+\](?:\.[a-z_]+)?)?\b'?|^[a-z][a-z0-9]*\b/g,
+    (word) => name(word.replace(/'/g, "")) || word);
+  return sentence(text);
+}
+
+// Errors shown on a form go when it is sent again.
+export function clearErrors(form) {
+  for (const note of form.querySelectorAll(".field-error, .form-error")) note.remove();
+  for (const control of form.querySelectorAll("[aria-invalid]")) {
+    control.removeAttribute("aria-invalid");
+    const ids = (control.getAttribute("aria-describedby") || "").split(" ")
+      .filter((id) => id && !id.endsWith("-error"));
+    if (ids.length) control.setAttribute("aria-describedby", ids.join(" "));
+    else control.removeAttribute("aria-describedby");
+  }
+}
+
+let notes = 0;
+
+// The error beside its field: marked invalid, described by the note, and focused.
+function markField(control, text) {
+  if (!control.id) control.id = `field-${++notes}`;
+  const note = el("p", { class: "field-error", id: `${control.id}-error` }, text);
+  (control.closest("p, .field") || control).after(note);
+  control.setAttribute("aria-invalid", "true");
+  const described = (control.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
+  control.setAttribute("aria-describedby", [...described, note.id].join(" "));
+  control.addEventListener("input", () => clearErrors(control.form || control.closest("form")), { once: true });
+  control.focus();
+}
+
+// The reference a person can quote to whoever reads the server's log.
+function reference(error) {
+  return error && error.requestId ? el("span", { class: "ref" }, ` Reference: ${error.requestId}`) : null;
+}
+
+function words(error) {
+  if (error instanceof ApiError) return error.message;
+  console.error(error);  // a fault in this page's script: its detail is for developers
+  return "Something went wrong in this page. Reload it and try again.";
+}
+
+// A failure: in the status line in the error style (with the request's reference), and
+// on a form, beside the field the API named, or at the top of the form.
 export function fail(error, form) {
-  status().className = "status error";
-  status().textContent = error.message || String(error);
-  if (form && error.field) {
-    const field = form.elements.namedItem(error.field);
-    if (field && field.focus) {
-      field.setAttribute("aria-invalid", "true");
-      field.focus();
+  let text = words(error);
+  if (form && error instanceof ApiError) {
+    const control = error.field ? fieldOf(form, error.field) : null;
+    text = inWords(form, error, control);
+    if (control) markField(control, text);
+    else {
+      form.prepend(el("p", { class: "form-error", role: "alert" }, text, reference(error)));
+      form.scrollIntoView({ block: "nearest" });
     }
   }
+  status().className = "status error";
+  status().replaceChildren(el("span", { class: "sign" }, "Not done: "), text, reference(error));
 }
 
 // A screen's own API answering 404 means this server does not offer it yet.
@@ -130,7 +254,6 @@ export function formValues(form) {
   const values = {};
   for (const field of form.elements) {
     if (!field.name || field.disabled || field.type === "submit") continue;
-    field.removeAttribute("aria-invalid");
     if (field.type === "checkbox") values[field.name] = field.checked;
     else if (field.value === "") continue;
     else if (field.type === "number") values[field.name] = Number(field.value);
@@ -145,6 +268,7 @@ export function onSubmit(form, action) {
     event.preventDefault();
     const button = form.querySelector("button[type=submit]");
     if (button) button.disabled = true;
+    clearErrors(form);
     try {
       await action(formValues(form));
     } catch (error) {
@@ -214,3 +338,34 @@ document.addEventListener("click", async (event) => {
     fail(error);
   }
 });
+
+// On a narrow screen the navigation folds behind the Menu button.
+const menu = document.querySelector("button.menu");
+if (menu) {
+  document.documentElement.classList.add("folding-nav");
+  menu.addEventListener("click", () => {
+    const open = menu.getAttribute("aria-expanded") !== "true";
+    menu.setAttribute("aria-expanded", String(open));
+    document.getElementById(menu.getAttribute("aria-controls")).classList.toggle("open", open);
+  });
+}
+
+// Each cell carries its column's heading, which a narrow screen shows beside it when a
+// table's rows become cards (whatever script filled the table).
+function labelCells(table) {
+  const heads = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+  if (!heads.length) return;
+  for (const row of table.querySelectorAll("tbody tr")) {
+    [...row.children].forEach((cell, i) => {
+      if (heads[i] && !cell.hasAttribute("colspan")) cell.dataset.label = heads[i];
+    });
+  }
+}
+const main = document.getElementById("main");
+if (main) {
+  new MutationObserver((changes) => {
+    const tables = new Set(changes.map((change) => change.target.closest && change.target.closest("table")).filter(Boolean));
+    for (const table of tables) labelCells(table);
+  }).observe(main, { childList: true, subtree: true });
+  main.querySelectorAll("table").forEach(labelCells);
+}

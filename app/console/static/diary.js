@@ -20,11 +20,11 @@ function period(day, opens = 540, closes = 1020) {
   const list = $(`#periods-${day}`);
   const n = list.children.length + 1;
   const name = `${DAYS[day]} period ${n}`;
-  list.append(el("div", { class: "period" },
+  list.append(el("div", { class: "period", "data-row": "hours" },
     el("p", {}, el("label", { for: `open-${day}-${n}` }, "Opens"),
-      el("input", { id: `open-${day}-${n}`, type: "time", class: "opens", value: clock(opens), required: true, "aria-label": `${name} opens` })),
+      el("input", { id: `open-${day}-${n}`, type: "time", class: "opens", "data-field": "opens_minute", "data-label": "Opening time", value: clock(opens), required: true, "aria-label": `${name} opens` })),
     el("p", {}, el("label", { for: `close-${day}-${n}` }, "Closes"),
-      el("input", { id: `close-${day}-${n}`, type: "time", class: "closes", value: clock(closes), required: true, "aria-label": `${name} closes` })),
+      el("input", { id: `close-${day}-${n}`, type: "time", class: "closes", "data-field": "closes_minute", "data-label": "Closing time", value: clock(closes), required: true, "aria-label": `${name} closes` })),
     el("button", { type: "button", class: "secondary", "aria-label": `Remove ${name}`,
       onclick: (event) => event.target.closest(".period").remove() }, "Remove")));
 }
