@@ -36,7 +36,7 @@ function copyable(tag, id, label, value) {
 
 export function agentUse(agent) {
   const base = window.location.origin;
-  const model = `agent/${agent.id}`;
+  const model = "agent/" + agent.id; // a model id, not an address
   return el("details", { class: "agent-use" },
     el("summary", {}, agent.name, " ", el("code", {}, model)),
     el("p", {}, "Model id for the API under /v1 (use it as ", el("code", {}, "model"), "), with a key from ",
