@@ -20,7 +20,7 @@ HOURS = ("We sell bread and cakes.\n\nThe shop opens at nine on Saturday morning
 SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", autouse=True)  # the server before the browser's loop
 def agent(console):
     """The owner's agent on the built-in model, answering from a Library of one document."""
     svc = console.services
@@ -57,7 +57,7 @@ def test_a_streamed_answer_cites_a_passage_that_opens_in_its_document(page, agen
     assert fits_sideways(page)
     screenshot(page, f"chat-answer-{size}")
 
-    page.get_by_label("Title").fill(f"Saturday hours ({size})")
+    page.get_by_label("Title", exact=True).fill(f"Saturday hours ({size})")
     page.get_by_role("button", name="Rename").click()
     expect(page.get_by_role("link", name=f"Saturday hours ({size})")).to_be_visible()
     expect(page.get_by_role("heading", level=2, name=f"Saturday hours ({size})")).to_be_visible()

@@ -56,6 +56,9 @@ function showChat() {
 
 async function listChats() {
   const { data } = await api("GET", "/api/chats");
+  // The first question names an untitled conversation: take the name it was given.
+  const open = chat && data.find((c) => c.id === chat.id);
+  if (open) chat.title = open.title;
   $("#chats").replaceChildren(...(data.length ? data.map((c) => el("li", {},
     el("a", { href: `/chat?chat=${encodeURIComponent(c.id)}`, "data-chat": c.id, onclick: (event) => {
       event.preventDefault();
