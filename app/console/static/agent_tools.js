@@ -1,9 +1,15 @@
 // Agents → the tools an agent may use: the built-in ones and the HTTP tools offered
 // to this account (GET /api/tools), as checkboxes, each saying whether it may run
-// during a telephone call (an administrator's choice per tool, shown, not chosen here).
+// during a telephone call. A tool that only reads always may; one that acts may when an
+// administrator has marked it so (per tool: shown here, not chosen per agent).
 import { $, api, el } from "/static/console.js";
 
 let known = [];
+
+function onACall(tool) {
+  if (!tool.side_effecting) return "reads only; usable on a call";
+  return tool.usable_on_call ? "acts; usable on a call" : "acts; refused on a call";
+}
 
 function row(tool, note) {
   const id = `tool-${tool.name}`;
@@ -12,7 +18,7 @@ function row(tool, note) {
     el("label", { class: "inline", for: id }, tool.name),
     el("span", { id: `${id}-about`, class: "muted" },
       tool.description ? ` — ${tool.description}` : "",
-      ` (${note || (tool.usable_on_call ? "usable on a call" : "not usable on a call")})`));
+      ` (${note || onACall(tool)})`));
 }
 
 // The checkboxes, ticked for ``chosen``; a tool the agent holds that is no longer
