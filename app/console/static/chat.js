@@ -127,16 +127,18 @@ async function ask(content) {
   $("#messages").append(answer);
   const text = $(".text", answer);
   let finished = null;
-  for await (const [name, payload] of frames(response)) {
-    if (name === "delta") text.append(payload.text);
-    else if (name === "error") answer.append(el("p", { class: "failed", role: "alert" }, payload.message));
-    else if (name === "finished") finished = payload;
+  try {
+    for await (const [name, payload] of frames(response)) {
+      if (name === "delta") text.append(payload.text);
+      else if (name === "error") answer.append(el("p", { class: "failed", role: "alert" }, payload.message));
+      else if (name === "finished") finished = payload;
+    }
+  } finally {
+    answer.setAttribute("aria-busy", "false"); // stopped or broken off: what came is all
   }
   if (finished) {
     chat.messages.push({ role: "assistant", content: finished.text, citations: finished.citations });
     answer.replaceWith(bubble("assistant", finished.text, finished.citations));
-  } else {
-    answer.setAttribute("aria-busy", "false");
   }
 }
 
