@@ -22,7 +22,8 @@ from blacksheep.settings.html import html_settings
 from jinja2 import PackageLoader
 
 from app.console import checklist
-from app.console.screens import CALL_SCREEN, SCREENS, Screen, audience_of, navigation
+from app.console.screens import (CALL_SCREEN, DOCUMENT_SCREEN, SCREENS, Screen, audience_of,
+                                 navigation)
 from app.http.bodies import read_bytes
 from app.http.docs import page
 from app.http.errors import ApiError
@@ -98,6 +99,12 @@ def screen_handler(screen: Screen):
 
 async def call_page(request: Request, svc: Services, call_id: str) -> Response:
     return await _render_screen(request, svc, CALL_SCREEN, ids=(call_id,), call_id=call_id)
+
+
+async def document_page(request: Request, svc: Services, library_id: str,
+                        document_id: str) -> Response:
+    return await _render_screen(request, svc, DOCUMENT_SCREEN, ids=(library_id, document_id),
+                                library_id=library_id, document_id=document_id)
 
 
 async def home(request: Request, svc: Services) -> Response:
@@ -190,6 +197,7 @@ def register(router: Router) -> None:
         router.add_get(screen.path, page(screen_handler(screen)))
     router.add_get(CALL_SCREEN.path, page(call_page))
     checklist.register(router)
+    router.add_get(DOCUMENT_SCREEN.path, page(document_page))
 
 
 def configure_console(app: Application, svc: Services) -> None:

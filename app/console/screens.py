@@ -73,9 +73,11 @@ class Screen:
     gate: Gate
 
 
-SECTIONS = ("Profile", "Owner", "Setup", "Admin")
+SECTIONS = ("Chat", "Profile", "Owner", "Setup", "Admin")
 
 SCREENS: tuple[Screen, ...] = (
+    Screen("/chat", "chat", "Chat", "Chat",
+           "Ask one of your agents, with its sources.", anyone),
     Screen("/profile/keys", "api_keys", "API keys", "Profile",
            "Keys for the chat-completions API under /v1.", key_holders),
     Screen("/profile/provider-keys", "provider_keys", "Provider keys", "Profile",
@@ -126,6 +128,11 @@ def call_readers(audience: Audience) -> bool:
 #: a call's page is reached from the call log or a message, not the navigation
 CALL_SCREEN = Screen("/calls/{call_id}", "call", "Call", "Admin",
                      "One call: its transcript and recording.", call_readers)
+
+
+#: a document's page is reached from a citation in a chat; the API decides who may read it
+DOCUMENT_SCREEN = Screen("/libraries/{library_id}/documents/{document_id}", "document",
+                         "Document", "Setup", "One document of a Library.", anyone)
 
 
 def offered(audience: Audience) -> list[Screen]:

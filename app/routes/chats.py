@@ -1,4 +1,4 @@
-"""Chats (``/api/chats``): create, list, open, delete, and send a message to the agent.
+"""Chats (``/api/chats``): create, list, open, rename, delete, and send a message to the agent.
 
 Owner-or-administrator: anyone else gets 404. Sending a message answers JSON by
 default, or with ``stream: true`` server-sent events, one per pipeline event
@@ -37,6 +37,10 @@ class NewChatBody(Body):
     title: str = ""
 
 
+class RenameBody(Body):
+    title: str
+
+
 class MessageBody(Body):
     content: str
     stream: bool = False
@@ -61,6 +65,14 @@ async def get_chat(request: Request, svc: Services, chat_id: str) -> Response:
     row = await svc.chats.find(await reach_of(identity), chat_id)
     messages = [message_view(m) for m in await svc.chats.messages(row["id"])]
     return json_response(200, {**chat_view(row), "messages": messages})
+
+
+@accepts(RenameBody)
+async def rename_chat(request: Request, svc: Services, chat_id: str) -> Response:
+    identity = await signed_in(request, svc)
+    body = await read_body(request, RenameBody, svc.max_body_bytes)
+    return json_response(200, chat_view(
+        await svc.chats.rename(await reach_of(identity), chat_id, body.title)))
 
 
 async def delete_chat(request: Request, svc: Services, chat_id: str) -> Response:
@@ -154,5 +166,6 @@ def register(router: Router) -> None:
     router.add_post("/api/chats", create_chat)
     router.add_get("/api/chats", list_chats)
     router.add_get("/api/chats/{chat_id}", get_chat)
+    router.add_patch("/api/chats/{chat_id}", rename_chat)
     router.add_delete("/api/chats/{chat_id}", delete_chat)
     router.add_post("/api/chats/{chat_id}/messages", send_message)

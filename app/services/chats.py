@@ -2,7 +2,8 @@
 
 What belongs here: creating a chat with an agent the caller reaches, listing a
 caller's chats (API-created ones left out: spec public-api.md "Limits" — kept,
-excluded from the list, openable by direct URL), opening one with its messages,
+excluded from the list, openable by direct URL; a telephone call's conversation too,
+which belongs to the call log), opening one with its messages, renaming and
 deleting it, and ``send``: store the question, run the agent pipeline with the
 kept conversation, store the answer with its citations.
 
@@ -33,7 +34,8 @@ __all__ = ["Chats", "chat_view", "message_view"]
 
 MAX_CONTENT_CHARS = 32_000
 MAX_TITLE_CHARS = 200
-_TITLE_FROM_QUESTION = 60  # an untitled chat is named after its first question
+_TITLE_FROM_QUESTION = 60
+_UNLISTED_SOURCES = ("api", "telephone")  # an untitled chat is named after its first question
 
 
 def chat_view(row: dict[str, Any]) -> dict[str, Any]:
@@ -88,10 +90,20 @@ class Chats:
         return row
 
     async def list(self, account_id: UUID) -> list[dict[str, Any]]:
-        """The account's own chats, newest activity first; API chats left out."""
+        """The account's own chats, newest activity first; API and telephone chats
+        left out (they open by id, from the API's header or the call's page)."""
         return await Chat.select().where(
-            (Chat.owner_id == account_id) & (Chat.source != "api")).order_by(
+            (Chat.owner_id == account_id) & Chat.source.not_in(_UNLISTED_SOURCES)).order_by(
             Chat.updated_at, ascending=False)
+
+    async def rename(self, reach: Reach, chat_id: str | UUID, title: str) -> dict[str, Any]:
+        """Give the chat a new title (1 to 200 characters once trimmed); 404, 422."""
+        cleaned = " ".join(title.split())
+        if not cleaned or len(cleaned) > MAX_TITLE_CHARS:
+            raise Unprocessable(f"title: 1 to {MAX_TITLE_CHARS} characters.", field="title")
+        row = await self.find(reach, chat_id)
+        await Chat.update({Chat.title: cleaned}).where(Chat.id == row["id"])
+        return await self._row(row["id"])
 
     async def delete(self, reach: Reach, chat_id: str | UUID) -> None:
         row = await self.find(reach, chat_id)

@@ -162,14 +162,31 @@ async def test_an_administrator_may_open_and_delete_anyones_chat(api, services, 
     assert (await api.get(url, headers=ann[0])).status_code == 404
 
 
-async def test_api_chats_stay_out_of_the_list_but_open_by_id(api, services, ann):
+async def test_api_and_telephone_chats_stay_out_of_the_list_but_open_by_id(api, services, ann):
     headers, agent = ann
     account = (await me(api, headers))["id"]
     reach = await reach_of_account(uuid.UUID(account), False)
     api_chat = await services.chats.create_api_chat(reach, agent, api_key_id=None)
+    call_chat = await services.chats.create(reach, agent, source="telephone")
     assert api_chat["source"] == "api"
     assert (await api.get("/api/chats", headers=headers)).json()["data"] == []
-    assert (await api.get(f"/api/chats/{api_chat['id']}", headers=headers)).status_code == 200
+    for unlisted in (api_chat, call_chat):
+        opened = await api.get(f"/api/chats/{unlisted['id']}", headers=headers)
+        assert opened.status_code == 200
+
+
+async def test_a_chat_is_renamed_and_a_blank_or_long_title_changes_nothing(api, services, ann):
+    headers, _ = ann
+    chat = await new_chat(api, ann, title="First")
+    url = f"/api/chats/{chat['id']}"
+    renamed = await api.patch(url, headers=headers, json={"title": "  Opening   hours "})
+    assert renamed.status_code == 200 and renamed.json()["title"] == "Opening hours"
+    for title in ("   ", "x" * 201):
+        refused = await api.patch(url, headers=headers, json={"title": title})
+        assert refused.status_code == 422 and refused.json()["error"]["field"] == "title"
+    assert (await api.get(url, headers=headers)).json()["title"] == "Opening hours"
+    bob = await api.as_new_user(services, "bob@example.org")
+    assert (await api.patch(url, headers=bob, json={"title": "Mine"})).status_code == 404
 
 
 async def test_history_and_send_for_the_api_are_owner_only(api, services, ann):

@@ -107,11 +107,11 @@ def test_the_console_is_used_from_the_keyboard_with_a_visible_focus(page):
     page.keyboard.press("Tab")
     page.keyboard.press("Tab")  # brand, sign out, then the first screen in the navigation
     focused = page.locator(":focus")
-    expect(focused).to_have_text("API keys")
+    expect(focused).to_have_text("Chat")
     outline = focused.evaluate("a => getComputedStyle(a).outlineStyle + ' ' + getComputedStyle(a).outlineWidth")
     assert outline == "solid 3px"
     page.keyboard.press("Enter")
-    page.get_by_role("heading", level=1, name="API keys").wait_for()
+    page.get_by_role("heading", level=1, name="Chat").wait_for()
     screenshot(page, "keyboard-focus")
 
 

@@ -1,4 +1,6 @@
-// Setup → Agents: create, edit (attach Libraries), archive.
+// Setup → Agents: create, edit (attach Libraries, choose tools), archive, and call it.
+import { agentUse } from "/static/agent_use.js";
+import { chosenTools, loadTools, showTools } from "/static/agent_tools.js";
 import { $, api, confirmAction, el, fillRows, guarded, onSubmit, options, say, start } from "/static/console.js";
 
 let editing = null;
@@ -16,6 +18,7 @@ async function load() {
     { value: (a) => a.library_ids.map((id) => libraries.get(id) || id).join(", ") || "none" },
     { value: (a) => a.tool_count, num: true },
     { value: (a) => el("div", { class: "actions" },
+        el("a", { href: `/chat?agent=${encodeURIComponent(a.id)}`, "aria-label": `Try ${a.name} in the chat` }, "Try it"),
         el("button", { type: "button", class: "secondary", "aria-label": `Edit ${a.name}`, onclick: () => edit(a) }, "Edit"),
         el("button", { type: "button", class: "danger", "aria-label": `Archive ${a.name}`, onclick: guarded(async () => {
           if (!(await confirmAction(`Archive the agent ${a.name}? Lines and chats using it stop answering.`))) return;
@@ -24,6 +27,8 @@ async function load() {
           say(`${a.name} is archived.`);
         }) }, "Archive")) },
   ], "No agents yet.");
+  $("#agent-use").replaceChildren(...(data.length ? data.map(agentUse)
+    : [el("p", { class: "muted" }, "Create an agent first.")]));
 }
 
 function edit(agent) {
@@ -32,6 +37,7 @@ function edit(agent) {
   $("#a-model").value = agent.model;
   $("#a-instructions").value = agent.instructions;
   for (const box of document.querySelectorAll("#a-libraries input")) box.checked = agent.library_ids.includes(box.value);
+  showTools(agent.tools);
   $("#agent-form-heading").textContent = `Edit ${agent.name}`;
   $("#agent-submit").textContent = "Save agent";
   $("#agent-cancel").hidden = false;
@@ -41,6 +47,7 @@ function edit(agent) {
 function stopEditing() {
   editing = null;
   $("#agent-form").reset();
+  showTools();
   $("#agent-form-heading").textContent = "Create an agent";
   $("#agent-submit").textContent = "Create agent";
   $("#agent-cancel").hidden = true;
@@ -50,11 +57,12 @@ $("#agent-cancel").addEventListener("click", stopEditing);
 
 onSubmit($("#agent-form"), async (values) => {
   const body = { name: values.name, model: values.model, instructions: values.instructions || "",
-    library_ids: chosenLibraries() };
+    library_ids: chosenLibraries(), tools: chosenTools() };
   if (editing) await api("PATCH", `/api/agents/${encodeURIComponent(editing.id)}`, body);
   else await api("POST", "/api/agents", body);
   say(`${body.name} is saved.`);
   stopEditing();
+  await loadTools();
   await load();
 });
 
@@ -66,5 +74,6 @@ start(async () => {
   $("#a-libraries").replaceChildren(...(libs.length ? libs.map((lib) => el("p", {},
     el("input", { type: "checkbox", id: `lib-${lib.id}`, value: lib.id }), " ",
     el("label", { class: "inline", for: `lib-${lib.id}` }, lib.name))) : [el("p", { class: "muted" }, "No Libraries yet.")]));
+  await loadTools();
   await load();
 });
