@@ -240,10 +240,10 @@ def _arguments(task: _Task) -> dict[str, Any]:
     if task.kind == "book":
         arguments["subject"] = slots.get("subject") or DEFAULT_SUBJECT
     if task.kind == "message":
-        number = slots["number"]
-        arguments["subject"] = f"Please call back on {number}" if number != "this number" \
-            else "Please call back on the number they called from"
+        arguments["subject"] = "Message taken on a call"
         arguments["message"] = slots["message"]
+        if slots["number"] != "this number":
+            arguments["callback_number"] = slots["number"]
     return arguments
 
 

@@ -143,8 +143,8 @@ def test_take_a_message_with_name_number_and_text_apart():
     assert line.say("The boiler is leaking again") == "Thank you. I've taken your message."
     [(name, arguments)] = line.calls
     assert name == "take_message"
-    assert arguments == {"caller_name": "Peter Mills",
-                         "subject": "Please call back on 07700900123",
+    assert arguments == {"caller_name": "Peter Mills", "subject": "Message taken on a call",
+                         "callback_number": "07700900123",
                          "message": "The boiler is leaking again"}
 
 
