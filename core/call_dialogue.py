@@ -327,6 +327,8 @@ def _after(task: _Task | None, step: Say | Call, said: str,
 def _turn(task: _Task | None, text: str, context: _Context,
           previous: str) -> tuple[_Task | None, Say | Call | None]:
     kind = _kind(text)
+    if task is not None and task.asked in ("confirm", "offer") and _NO.search(text):
+        kind = None  # "no thank you" to "Shall I book ...?" is a no, not a goodbye
     if task is None or (kind is not None and kind != task.kind and not (
             task.asked in ("message", "name") and kind != "goodbye")):
         return _start(text, context, previous)

@@ -34,6 +34,7 @@ from uuid import UUID
 import anyio
 
 from adapters.providers import ProviderClient, Timeouts, UpstreamError
+from app.diary.clock import Clock
 from app.diary.diaries import diary_zone
 from app.http.errors import NotFound
 from app.services.access import parse_id, require
@@ -206,6 +207,8 @@ class Pipeline:
         self.timeouts = timeouts
         self.max_steps = max_steps
         self.passages = passages
+        #: "now" for the local model on a call: the diary's clock
+        self.clock = Clock()
 
     async def run(self, request: TurnRequest) -> AsyncIterator[PipelineEvent]:
         """The events of one turn; the last is always ``Finished``."""
@@ -333,7 +336,7 @@ class Pipeline:
         offered = [tool.spec for tool in run.tools.values()] if tool_choice == "auto" else []
         # On a call the local model holds the conversation: it reads the earlier turns
         # and the day in the diary's zone (core has no clock).
-        now = dt.datetime.now(run.zone) if run.zone is not None else None
+        now = self.clock.now().astimezone(run.zone) if run.zone is not None else None
         decision = respond(LocalTurn(
             request.question, run.passages, offered, run.tool_results,
             request.history if now is not None else (), now,

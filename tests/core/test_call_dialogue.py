@@ -86,7 +86,7 @@ def test_booking_over_several_turns_confirmed_before_booking():
 def test_a_plain_booking_gets_a_neutral_subject_and_no_means_ask_again():
     line = Line(book_appointment=_booked)
     line.say("Can I make an appointment for Monday at half past two? My name is Tom Hardy")
-    assert line.say("no") == "Sorry about that. What day and time would suit you?"
+    assert line.say("no thank you") == "Sorry about that. What day and time would suit you?"
     assert line.say("tomorrow at 11 am").startswith("Shall I book Thursday the twenty sixth")
     line.say("yes")
     [(_, arguments)] = line.calls
