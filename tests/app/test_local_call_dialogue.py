@@ -7,12 +7,13 @@ import datetime as dt
 
 import pytest
 
-from app.tables import Appointment, Enquiry
+from app.tables import Appointment, Enquiry, TelephonyCall
+from app.telephony.call_context import CallContext
 from core.pipeline import CallToolPolicy, Finished
 from tests.app.test_diary_calls import CALL_TOOLS, diary  # noqa: F401  (fixture)
 from tests.app.test_pipeline import add_agent, only, turn
 from tests.app.test_pipeline import fake, owner  # noqa: F401  (fixtures)
-from tests.app.test_screening_enquiries import CALLER, a_call
+from tests.app.test_screening_enquiries import CALLER, LINE, a_call
 
 pytestmark = pytest.mark.anyio
 
@@ -56,7 +57,11 @@ async def test_a_taken_time_is_met_with_free_ones(services, owner, diary):
     first = await a_conversation(services, owner)
     await first.say("Book me in for tomorrow at nine, my name is Jane Smith")
     await first.say("yes")
-    second = await a_conversation(services, owner, caller="+447700900456")
+    other = TelephonyCall(number_id=first.call.line_id, e164=LINE, from_number="+447700900456",
+                          provider="carrier", owner_id=owner)
+    await other.save()
+    second = Conversation(services, owner, first.agent,
+                          CallContext(other.id, first.call.line_id, owner, "+447700900456"))
     await second.say("Book me in for tomorrow at nine, my name is Tom Hardy")
     said = await second.say("yes")
     assert said.startswith("I'm sorry, that time isn't free. I can offer Wednesday 3 March at "
