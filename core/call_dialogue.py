@@ -172,7 +172,9 @@ def _offered(text: str, now: dt.datetime) -> tuple[tuple[dt.date, dt.time], ...]
 
 _NEEDS = {"book": ("when", "name"), "change": ("reference", "when"),
           "cancel": ("reference",), "message": ("name", "number", "message"),
-          "transfer": ("name",)}
+          # the put-through tool asks for the caller's full name itself when screening
+          # needs it: no question the gate does not need
+          "transfer": ()}
 _TOOL = {"book": "book_appointment", "change": "change_appointment",
          "cancel": "cancel_appointment", "message": "take_message", "transfer": "put_through"}
 _CONFIRMED = ("book", "change", "cancel")

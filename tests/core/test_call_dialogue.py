@@ -159,10 +159,12 @@ def test_transfer_gives_the_name_and_answers_the_screening_question():
         return {"text": "I'll put you through now.", "putting_through": True}
 
     line = Line(put_through=put_through)
-    assert line.say("Can I speak to someone please") == "May I have your name, please?"
-    assert line.say("Jo") == "Before I put you through, may I have your full name?"
+    assert line.say("Can I speak to someone please") == (
+        "Before I put you through, may I have your full name?")
     assert line.say("Joanna Baker") == "I'll put you through now."
-    assert names == ["Jo", "Joanna Baker"]
+    assert names == [None, "Joanna Baker"]
+    assert Line(put_through=lambda a: {"text": "Putting you through.", "putting_through": True}
+                ).say("Put me through please, I'm Tom Hardy") == "Putting you through."
 
 
 def test_an_unknown_question_offers_a_message():
