@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from core.local_replies import LocalAnswer, LocalToolCall
 from core.pipeline import ToolFinished, ToolSpec, ToolStatus
 from core.spoken import (
     part_of_day,
@@ -30,7 +31,7 @@ from core.spoken import (
     say_when,
 )
 
-__all__ = ["FAREWELL_TEXT", "Ask", "Call", "Say", "next_step"]
+__all__ = ["FAREWELL_TEXT", "next_step"]
 
 FAREWELL_TEXT = "Thank you for calling. Goodbye."
 REFERENCE_LENGTH = 6
@@ -48,18 +49,9 @@ _ASK = {
 _CAUGHT = "Sorry, I didn't catch that. "
 
 
-@dataclass(frozen=True, slots=True)
-class Say:
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-
-
-Ask = Say  # a question is something said
+# The replies in the dialogue's own words: something said, a tool called.
+Say = LocalAnswer
+Call = LocalToolCall
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +89,8 @@ _NAMED = re.compile(r"\b(?:my name is|my name's|this is|i am|i'm)\s+([A-Za-z][\w
 _NOT_NAMES = frozenset("calling ringing phoning looking hoping wanting trying just "
                        "here after interested sorry afraid not".split())
 _SUBJECT = re.compile(r"\b(?:book(?: me)?(?: in)?(?: for)?|appointment for|booking for|"
-                      r"come in for|in for)\s+((?:a|an|my|the)\s+)?([a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,3})",
+                      r"come in for|in for)\s+((?:a|an|my|the)\s+)?"
+                      r"([a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,3})",
                       re.I)
 _SUBJECT_END = re.compile(r"\s+(?:on|at|for|this|next|tomorrow|today|please|with|in)\b.*$")
 _NOT_SUBJECTS = frozenset({"appointment", "an appointment", "a booking", "booking", "me",

@@ -29,10 +29,11 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from core.call_dialogue import Call, next_step
+from core.call_dialogue import next_step
+from core.local_replies import LocalAnswer, LocalToolCall
 from core.passages import Passage
 from core.pipeline import ToolFinished, ToolSpec, ToolStatus
 
@@ -70,17 +71,6 @@ class LocalTurn:
     caller_number_known: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class LocalAnswer:
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class LocalToolCall:
-    name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-
-
 def word_count(text: str) -> int:
     return len(text.split())
 
@@ -104,10 +94,8 @@ def _on_call(turn: LocalTurn) -> LocalAnswer | LocalToolCall:
     assert turn.now is not None
     step = next_step(turn.history, turn.question, turn.tools, turn.tool_results, turn.now,
                      caller_number_known=turn.caller_number_known)
-    if isinstance(step, Call):
-        return LocalToolCall(step.name, step.arguments)
     if step is not None:
-        return LocalAnswer(step.text)
+        return step
     if turn.tool_results:
         return LocalAnswer(_after_tool(turn.tool_results[-1]))
     answer = _extract(turn.question, turn.passages)

@@ -61,8 +61,9 @@ def spoken_numbers(text: str) -> str:
             out.append(str(_ORDINAL[word]))
             index += 1
             continue
-        if word in ("twenty", "thirty") and index + 1 < len(words) and words[index + 1] in _ORDINAL:
-            out.append(str(_TENS[word] + _ORDINAL[words[index + 1]]))
+        following = words[index + 1] if index + 1 < len(words) else ""
+        if word in ("twenty", "thirty") and following in _ORDINAL:
+            out.append(str(_TENS[word] + _ORDINAL[following]))
             index += 2
             continue
         spelt = _number_word(words, index)

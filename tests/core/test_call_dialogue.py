@@ -67,7 +67,8 @@ def test_spoken_dates_times_and_numbers():
     assert read_clock("half past two") == dt.time(14, 30)
     assert read_clock("the third of december") is None
     assert read_digits("it's oh seven seven double oh nine oh oh one two three") == "07700900123"
-    assert say_when(dt.date(2026, 12, 1), dt.time(10)) == "Tuesday the first of December at ten a.m."
+    assert say_when(dt.date(2026, 12, 1), dt.time(10)) == (
+        "Tuesday the first of December at ten a.m.")
 
 
 def test_booking_over_several_turns_confirmed_before_booking():
