@@ -276,7 +276,7 @@ async def test_the_local_model_books_by_rule_on_a_call(services, owner, diary):
     events = await turn(services, owner, agent, asked, policy=CallToolPolicy(timeout_seconds=8),
                         source="telephone", call=call)
     assert events[-1].text == ("Shall I book Wednesday the third of March at half past "
-                               "eleven a.m. for Jane Smith?")  # said back before anything is booked
+                               "eleven a.m. for Jane Smith?")  # said back first
     history = [{"role": "user", "content": asked},
                {"role": "assistant", "content": events[-1].text}]
     events = await turn(services, owner, agent, "Yes", policy=CallToolPolicy(timeout_seconds=8),
