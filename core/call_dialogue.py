@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -47,6 +47,9 @@ _ASK = {
     "offer": "Shall I offer some free times?",
 }
 _CAUGHT = "Sorry, I didn't catch that. "
+_READ_AGAIN = "Could you read me the reference again?"
+_QUESTION = re.compile(r"^\W*(what|when|where|why|how|which|who|do|does|are|is|can you|"
+                       r"could you|have you)\b|\?\s*$", re.I)
 
 
 # The replies in the dialogue's own words: something said, a tool called.
@@ -247,6 +250,8 @@ class _Context:
     now: dt.datetime
     tools: frozenset[str]
     caller_number_known: bool = False
+    #: the answer from the documents to a question asked in the middle of a task
+    answer: Callable[[str], str] = lambda question: ""
 
 
 def _advance(task: _Task, text: str, context: _Context) -> tuple[_Task | None, Say | Call]:
@@ -267,7 +272,12 @@ def _advance(task: _Task, text: str, context: _Context) -> tuple[_Task | None, S
         return replace(task, asked="pick"), Call(
             "offer_times", {"date": day.isoformat()} if day else {})
     else:
-        task = _fill(task, text, context.now, context.caller_number_known)
+        filled = _fill(task, text, context.now, context.caller_number_known)
+        if filled.slots == task.slots and task.asked and _QUESTION.search(text):
+            again = _ASK.get(task.asked, _confirmation(task) if task.asked == "confirm" else "")
+            again = again.format(day=say_when(task.slots["day"]) if "day" in task.slots else "")
+            return task, Say(f"{context.answer(text)} {again}".strip())
+        task = filled
     missing = _missing(task)
     if missing in ("when", "time") and "offer_times" in context.tools and (
             missing == "time" or re.search(r"\b(any ?time|whenever|what (have|do) you|"
@@ -307,6 +317,9 @@ def _after(task: _Task | None, step: Say | Call, said: str,
     if task is None or not isinstance(step, Call):
         return task
     open_question = said.rstrip().endswith("?")
+    if open_question and said.rstrip().endswith(_READ_AGAIN):
+        cleared = {k: v for k, v in task.slots.items() if k != "reference"}
+        return replace(task, slots=cleared, asked="reference")
     if step.name == "offer_times" or (open_question and step.name in ("book_appointment",
                                                                       "change_appointment")):
         offered = _offered(said, now)
@@ -332,10 +345,11 @@ def _turn(task: _Task | None, text: str, context: _Context,
 
 def next_step(history: Sequence[Mapping[str, Any]], question: str, tools: Sequence[ToolSpec],
               results: Sequence[ToolFinished], now: dt.datetime, *,
-              caller_number_known: bool = False) -> Say | Call | None:
+              caller_number_known: bool = False,
+              answer: Callable[[str], str] = lambda question: "") -> Say | Call | None:
     """What to say or do next on a call; None when no task is in hand and the question is
     none of the call's tasks (the caller answers it from the documents)."""
-    context = _Context(now, frozenset(t.name for t in tools), caller_number_known)
+    context = _Context(now, frozenset(t.name for t in tools), caller_number_known, answer)
     task: _Task | None = None
     previous = ""
     pending: Say | Call | None = None
@@ -370,7 +384,11 @@ def _after_results(task: _Task | None, step: Say | Call | None,
     if last.name == "end_call":
         return Say(FAREWELL_TEXT)
     refused = fields.get("booked") is False or fields.get("changed") is False
-    if refused and last.status is ToolStatus.OK and str(fields.get("text", "")).endswith("?") \
+    said = str(fields.get("text", ""))
+    gated = fields.get("changed") is False or fields.get("cancelled") is False
+    if gated and said.endswith("those details."):  # the gate's refusal: one may try again
+        return Say(f"{said} {_READ_AGAIN}")
+    if refused and last.status is ToolStatus.OK and said.endswith("?") \
             and "offer_times" in context.tools and len(results) == 1:
         day = task.slots.get("day") if task else None
         return Call("offer_times", {"date": day.isoformat()} if day else {})

@@ -93,7 +93,8 @@ _OFFER_MESSAGE = " I can take a message for you instead, if you like."
 def _on_call(turn: LocalTurn) -> LocalAnswer | LocalToolCall:
     assert turn.now is not None
     step = next_step(turn.history, turn.question, turn.tools, turn.tool_results, turn.now,
-                     caller_number_known=turn.caller_number_known)
+                     caller_number_known=turn.caller_number_known,
+                     answer=lambda question: _extract(question, turn.passages))
     if step is not None:
         return step
     if turn.tool_results:

@@ -197,7 +197,7 @@ def read_reference(text: str, length: int) -> str | None:
         if len(word) == length and any(c.isdigit() for c in word):
             return word.upper()
     pieces = []
-    for word in re.findall(r"[a-z0-9-]+", text.lower()):
+    for word in re.findall(r"[a-z0-9'-]+", text.lower()):
         piece = _LETTER_WORDS.get(word) or _DIGIT_WORDS.get(word)
         if piece is None and len(word) == 1:
             piece = word.upper()

@@ -126,6 +126,27 @@ def test_change_by_reference():
                                                   "reference": "ACE347"})]
 
 
+def test_a_refused_reference_can_be_read_again():
+    answers = iter([{"text": "I'm sorry, I can't find a booking with those details.",
+                     "cancelled": False}, {"text": "Cancelled.", "cancelled": True}])
+    line = Line(cancel_appointment=lambda a: next(answers))
+    line.say("Cancel booking ACE347 please")
+    assert line.say("yes") == ("I'm sorry, I can't find a booking with those details. "
+                               "Could you read me the reference again?")
+    assert line.say("it's A C E three four nine") == "Shall I cancel booking A C E 3 4 9?"
+    assert line.say("yes") == "Cancelled."
+    assert [a["reference"] for _, a in line.calls] == ["ACE347", "ACE349"]
+
+
+def test_a_question_in_the_middle_is_answered_then_the_task_goes_on():
+    line = Line(book_appointment=_booked)
+    line.say("I'd like to book a check-up")
+    said = line.say("Sorry, what are your opening hours?")
+    assert said.startswith("I could not find that") and said.endswith(
+        "What day and time would suit you?")
+    assert line.say("Monday at ten") == "May I have your name, please?"
+
+
 def test_cancel_asks_first():
     line = Line(cancel_appointment=lambda a: {"text": "Cancelled.", "cancelled": True})
     assert line.say("Please cancel booking ACE347") == "Shall I cancel booking A C E 3 4 7?"
