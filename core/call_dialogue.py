@@ -116,7 +116,9 @@ def _name(text: str, asked: bool) -> str | None:
     if not asked:
         return None
     words = re.findall(r"[A-Za-z][\w'-]*", _NAME_LEAD.sub("", text.strip()))[:4]
-    return " ".join(w.capitalize() for w in words) or None
+    if not words or words[0].lower() in _NOT_NAMES:
+        return None  # "I'm calling about ..." is not a name
+    return " ".join(w.capitalize() for w in words)
 
 
 def _subject(text: str) -> str | None:

@@ -159,6 +159,8 @@ def test_take_a_message_with_name_number_and_text_apart():
     line = Line(take_message=lambda a: {"text": "Thank you. I've taken your message.",
                                         "taken": True})
     assert line.say("Can I leave a message?") == "May I have your name, please?"
+    assert line.say("I'm calling about my boiler") == (
+        "Sorry, I didn't catch that. May I have your name, please?")
     assert line.say("Peter Mills") == "What number can we call you back on?"
     assert line.say("oh seven seven double oh nine oh oh one two three") == (
         "What would you like me to pass on?")
