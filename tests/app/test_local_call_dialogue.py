@@ -82,3 +82,14 @@ async def test_a_message_keeps_name_number_and_text_apart(services, owner, diary
     [row] = await Enquiry.select()
     assert (row["caller_name"], row["caller_number"], row["message"]) == (
         "Peter Mills", "07700900456", "The boiler is leaking again")
+
+
+async def test_a_call_back_number_other_than_the_calling_one_is_kept_beside_it(
+        services, owner, diary):
+    talk = await a_conversation(services, owner)
+    await talk.say("I'd like to leave a message, my name is Peter Mills")
+    await talk.say("oh one six three two nine six oh oh four five")
+    await talk.say("Please ring me about the invoice")
+    [row] = await Enquiry.select()
+    assert row["caller_number"] == CALLER
+    assert row["subject"] == "Message taken on a call (call back on 01632960045)"
