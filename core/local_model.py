@@ -17,18 +17,24 @@ the first of these that applies:
    weighted) words with the question, each followed by its ``[n]`` citation; when no
    sentence shares enough, say plainly that the documents do not hold it.
 
+On a telephone call (the caller passes ``now``) the second step is a conversation
+over several turns instead, rebuilt each turn from the history (``core.call_dialogue``).
+
 Pure: no clock, no I/O. Token counts for usage are word counts (``word_count``).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from core.call_dialogue import next_step
+from core.local_replies import LocalAnswer, LocalToolCall
 from core.passages import Passage
 from core.pipeline import ToolFinished, ToolSpec, ToolStatus
 
@@ -58,17 +64,12 @@ class LocalTurn:
     tools: Sequence[ToolSpec] = ()
     #: the tool calls already made this turn, oldest first
     tool_results: Sequence[ToolFinished] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class LocalAnswer:
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class LocalToolCall:
-    name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
+    #: the conversation so far, oldest first ({"role", "content"} mappings)
+    history: Sequence[Mapping[str, Any]] = ()
+    #: on a call: the present instant in the diary's zone, which makes it a conversation
+    now: dt.datetime | None = None
+    #: on a call: whether the caller's number came with the call
+    caller_number_known: bool = False
 
 
 def word_count(text: str) -> int:
@@ -77,12 +78,32 @@ def word_count(text: str) -> int:
 
 def respond(turn: LocalTurn) -> LocalAnswer | LocalToolCall:
     """What the local model says or does next in ``turn``."""
+    if turn.now is not None:
+        return _on_call(turn)
     if turn.tool_results:
         return LocalAnswer(_after_tool(turn.tool_results[-1]))
     intended = _intended_tool(turn.question, turn.tools)
     if intended is not None:
         return _call_or_ask(intended, turn.question)
     return LocalAnswer(_extract(turn.question, turn.passages))
+
+
+_OFFER_MESSAGE = " I can take a message for you instead, if you like."
+
+
+def _on_call(turn: LocalTurn) -> LocalAnswer | LocalToolCall:
+    assert turn.now is not None
+    step = next_step(turn.history, turn.question, turn.tools, turn.tool_results, turn.now,
+                     caller_number_known=turn.caller_number_known,
+                     answer=lambda question: _extract(question, turn.passages))
+    if step is not None:
+        return step
+    if turn.tool_results:
+        return LocalAnswer(_after_tool(turn.tool_results[-1]))
+    answer = _extract(turn.question, turn.passages)
+    if answer == NOT_FOUND_TEXT and any(t.name == "take_message" for t in turn.tools):
+        answer += _OFFER_MESSAGE
+    return LocalAnswer(answer)
 
 
 # -- 1. after a tool --------------------------------------------------------------------

@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from app import db
@@ -91,7 +92,9 @@ TAKE_MESSAGE = _spec(
     "take_message", "Take a message for the office: who is calling, what about, and the "
     "message. Someone will get back to the caller.",
     {"caller_name": _NAME, "subject": {**_STRING, "description": "what it is about"},
-     "message": {**_STRING, "description": "the message to pass on"}},
+     "message": {**_STRING, "description": "the message to pass on"},
+     "callback_number": {**_STRING, "description": "the number to call back on, when the "
+                         "caller gives one"}},
     ["subject", "message"], side_effecting=True)
 PUT_THROUGH = _spec(
     "put_through", "Put the caller through to a person at the office. Give the caller's "
@@ -269,8 +272,15 @@ class CallTools:
         message = str(arguments.get("message") or "").strip()
         if not message:
             raise ToolFailed("the message to pass on is needed")
+        subject = str(arguments.get("subject") or "")
+        callback = " ".join(str(arguments.get("callback_number") or "").split())[:40]
+        if callback and call.caller_number and callback != call.caller_number:
+            # The calling number stays the one the call came from; the other is said.
+            subject = f"{subject} (call back on {callback})".strip()
+        elif callback and not call.caller_number:
+            call = replace(call, caller_number=callback)  # withheld: the number given
         await self.enquiries.take(call, caller_name=arguments.get("caller_name") or None,
-                                  subject=str(arguments.get("subject") or ""), message=message)
+                                  subject=subject, message=message)
         return {"text": "Thank you. I've taken your message and someone will get back to you.",
                 "taken": True}
 

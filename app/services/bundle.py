@@ -108,6 +108,7 @@ class Services:
         features = FeatureFlags(settings, audit)
         diary = DiaryServices(audit)
         diary.register_tools(tools)
+        pipeline.clock = diary.clock  # a call's "tomorrow" is the diary's tomorrow
         chats = Chats(pipeline)
         telephony = Telephony(settings, box, audit, features, ListenerState())
         speech_http = SpeechHttp()

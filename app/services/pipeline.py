@@ -21,6 +21,7 @@ closes its connection. Consume it as ``async with aclosing(pipeline.run(r)) as e
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import time
@@ -33,6 +34,8 @@ from uuid import UUID
 import anyio
 
 from adapters.providers import ProviderClient, Timeouts, UpstreamError
+from app.diary.clock import Clock
+from app.diary.diaries import diary_zone
 from app.http.errors import NotFound
 from app.services.access import parse_id, require
 from app.services.providers import ModelNotFound, Providers, ResolvedModel
@@ -150,6 +153,8 @@ class _Run:
     text: list[str] = field(default_factory=list)
     tool_results: list[ToolFinished] = field(default_factory=list)
     failure: Failed | None = None
+    #: on a call, the diary's zone: the local model reads days and times in it
+    zone: dt.tzinfo | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
@@ -203,6 +208,8 @@ class Pipeline:
         self.timeouts = timeouts
         self.max_steps = max_steps
         self.passages = passages
+        #: "now" for the local model on a call: the diary's clock
+        self.clock = Clock()
 
     async def run(self, request: TurnRequest) -> AsyncIterator[PipelineEvent]:
         """The events of one turn; the last is always ``Finished``."""
@@ -227,7 +234,10 @@ class Pipeline:
         tools = {tool.spec.name: tool for tool in await self.tools.for_agent(names)}
         messages = build_messages(agent.instructions, passages, request.history, request.question,
                                   json_answer=request.generation.wants_json)
-        return _Run(request, model, passages, tools, messages, StepBudget(self.max_steps))
+        zone = await diary_zone(request.call.account_id) \
+            if model.is_local and request.call is not None else None
+        return _Run(request, model, passages, tools, messages, StepBudget(self.max_steps),
+                    zone=zone)
 
     async def _retrieve(self, request: TurnRequest) -> list[Passage]:
         library_ids = request.agent.library_ids
@@ -326,7 +336,13 @@ class Pipeline:
     async def _local_step(self, run: _Run, tool_choice: str) -> AsyncIterator[PipelineEvent]:
         request = run.request
         offered = [tool.spec for tool in run.tools.values()] if tool_choice == "auto" else []
-        decision = respond(LocalTurn(request.question, run.passages, offered, run.tool_results))
+        # On a call the local model holds the conversation: it reads the earlier turns
+        # and the day in the diary's zone (core has no clock).
+        now = self.clock.now().astimezone(run.zone) if run.zone is not None else None
+        decision = respond(LocalTurn(
+            request.question, run.passages, offered, run.tool_results,
+            request.history if now is not None else (), now,
+            bool(request.call and request.call.caller_number)))
         started, outcome = time.monotonic(), "client_disconnected"
         prompt = word_count(request.question) + sum(word_count(p.text) for p in run.passages)
         try:

@@ -272,10 +272,15 @@ async def test_the_call_tools_refuse_outside_a_call(services, fake, owner, diary
 async def test_the_local_model_books_by_rule_on_a_call(services, owner, diary):
     call = await a_call(owner)
     agent = await add_agent(owner, model="local", tools=CALL_TOOLS)
-    events = await turn(services, owner, agent,
-                        "I'd like to book an appointment on 2027-03-03 at 11:30, my name is "
-                        "Jane Smith", policy=CallToolPolicy(timeout_seconds=8),
+    asked = "I'd like to book an appointment on 2027-03-03 at 11:30, my name is Jane Smith"
+    events = await turn(services, owner, agent, asked, policy=CallToolPolicy(timeout_seconds=8),
                         source="telephone", call=call)
+    assert events[-1].text == ("Shall I book Wednesday the third of March at half past "
+                               "eleven a.m. for Jane Smith?")  # said back first
+    history = [{"role": "user", "content": asked},
+               {"role": "assistant", "content": events[-1].text}]
+    events = await turn(services, owner, agent, "Yes", policy=CallToolPolicy(timeout_seconds=8),
+                        source="telephone", call=call, history=history)
     finished = only(events, ToolFinished)
     assert finished.name == "book_appointment" and finished.status is ToolStatus.OK
     assert events[-1].text.startswith("You're booked for Wednesday 3 March at 11:30 am.")
