@@ -1,0 +1,317 @@
+"""``svc serve --workers 2`` as a real deployment: one supervisor, its embedded
+PostgreSQL, two workers forked on one socket, and proof that the workers agree.
+
+One server for the module. Which worker answered a request is read from /proc: the
+worker process holding the server end of the test's connection. Stopping the server
+at the end is a test of its own, in the fixture: SIGTERM drains both workers, then
+the supervisor stops PostgreSQL and exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.app.test_serve_process import free_port
+
+pytestmark = pytest.mark.e2e
+
+O_CLOEXEC = 0o2000000
+
+
+def children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        found.update(int(child) for child in text)
+    return found
+
+
+def _socket_inodes(pid: int) -> dict[int, int]:
+    """inode -> fd of each socket the process holds."""
+    held = {}
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            held[int(target[8:-1])] = int(fd.name)
+    return held
+
+
+def _server_end_inode(server_port: int, client_port: int) -> int | None:
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local, remote = fields[1], fields[2]
+            if (int(local.rsplit(":", 1)[1], 16) == server_port
+                    and int(remote.rsplit(":", 1)[1], 16) == client_port):
+                return int(fields[9])
+    return None
+
+
+@dataclass
+class Deployment:
+    process: subprocess.Popen
+    port: int
+    data_dir: Path
+    log: Path
+    root: dict[str, str]
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def workers(self) -> set[int]:
+        return children(self.process.pid) - self._postgres()
+
+    def _postgres(self) -> set[int]:
+        found = set()
+        for pid in children(self.process.pid):
+            try:
+                if b"postgres" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]:
+                    found.add(pid)
+            except OSError:
+                pass
+        return found
+
+    def connect(self) -> Connection:
+        return Connection(self)
+
+    def connection_on_each_worker(self) -> dict[int, Connection]:
+        """A kept-alive connection served by each worker (new ones until each has one)."""
+        found: dict[int, Connection] = {}
+        for _ in range(200):
+            connection = self.connect()
+            pid = connection.worker()
+            if pid in found:
+                connection.close()
+            else:
+                found[pid] = connection
+            if len(found) == len(self.workers()):
+                return found
+        raise AssertionError(f"connections reached only {sorted(found)}")
+
+
+class Connection:
+    """One kept-alive HTTP connection, and the worker that serves it."""
+
+    def __init__(self, deployment: Deployment) -> None:
+        self.deployment = deployment
+        self.http = http.client.HTTPConnection("127.0.0.1", deployment.port, timeout=30)
+
+    def request(self, method: str, path: str, headers: dict[str, str] | None = None,
+                body: object = None) -> tuple[int, dict]:
+        payload = None if body is None else json.dumps(body)
+        self.http.request(method, path, body=payload, headers={
+            **(headers or {}), **({"Content-Type": "application/json"} if payload else {})})
+        answer = self.http.getresponse()
+        data = answer.read()
+        return answer.status, json.loads(data) if data else {}
+
+    def worker(self) -> int:
+        """The worker holding the server end (a first request makes it accepted)."""
+        self.request("GET", "/healthz")
+        inode = _server_end_inode(self.deployment.port, self.http.sock.getsockname()[1])
+        for pid in self.deployment.workers():
+            if inode in _socket_inodes(pid):
+                return pid
+        raise AssertionError("no worker holds the connection")
+
+    def close(self) -> None:
+        self.http.close()
+
+
+def _start(data_dir: Path, port: int) -> tuple[subprocess.Popen, Path]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SVC__")}
+    env.update(SVC__STORAGE__DATA_DIR=str(data_dir), SVC__SERVER__PORT=str(port))
+    data_dir.mkdir(parents=True)
+    log = data_dir.parent / "out.log"
+    with log.open("w") as out:  # a file, not a pipe: a full pipe would stall the server
+        process = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--workers", "2"],
+                                   env=env, stdout=out, stderr=subprocess.STDOUT)
+    return process, log
+
+
+def _printed_once_serving(process: subprocess.Popen, log: Path) -> str:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        printed = log.read_text()
+        if "svc is serving" in printed:
+            return printed
+        if process.poll() is not None:
+            raise AssertionError(f"svc exited early:\n{printed}")
+        time.sleep(0.1)
+    raise AssertionError("svc did not start in time")
+
+
+def _stops_everything_on_sigterm(deployment: Deployment) -> None:
+    """SIGTERM: each worker drains and ends, then PostgreSQL stops, then exit 0."""
+    workers = deployment.workers()
+    postgres = deployment._postgres()
+    assert len(workers) == 2 and postgres
+    deployment.process.send_signal(signal.SIGTERM)
+    assert deployment.process.wait(timeout=90) == 0
+    for pid in workers | postgres:
+        assert not Path(f"/proc/{pid}").exists() or \
+            "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    assert not (deployment.data_dir / "pg" / "postmaster.pid").exists()
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory) -> Iterator[Deployment]:
+    workdir = tmp_path_factory.mktemp("workers")
+    port = free_port()
+    process, log = _start(workdir / "data", port)
+    try:
+        printed = _printed_once_serving(process, log)
+        assert printed.count("svc is serving") == 1 and "(2 workers)" in printed
+        assert printed.count("one-time password") == 1  # the first admin, made once
+        password = re.search(r"one-time password (\S+)", printed).group(1)
+        base = f"http://127.0.0.1:{port}"
+        token = httpx.post(f"{base}/api/auth/login", json={
+            "email": "admin@localhost", "password": password}).json()["token"]
+        root = {"Authorization": f"Bearer {token}"}
+        changed = httpx.post(f"{base}/api/me/password", headers=root, json={
+            "current_password": password, "new_password": secrets.token_urlsafe(15)})
+        assert changed.status_code == 204, changed.text
+        deployment = Deployment(process, port, workdir / "data", log, root)
+        yield deployment
+        _stops_everything_on_sigterm(deployment)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _api_key(deployment: Deployment) -> tuple[str, dict[str, str]]:
+    email, password = f"dev{secrets.token_hex(4)}@example.org", secrets.token_urlsafe(16)
+    made = httpx.post(f"{deployment.base}/api/admin/users", headers=deployment.root,
+                      json={"email": email, "password": password})
+    assert made.status_code == 201, made.text
+    token = httpx.post(f"{deployment.base}/api/auth/login",
+                       json={"email": email, "password": password}).json()["token"]
+    session = {"Authorization": f"Bearer {token}"}
+    key = httpx.post(f"{deployment.base}/api/profile/api-keys", headers=session,
+                     json={"name": "workers"}).json()["key"]
+    return key, session
+
+
+def _setting_everywhere(deployment: Deployment, key: str, value: object) -> None:
+    """Write a runtime setting through one worker; poll each worker until it reads it."""
+    written = httpx.put(f"{deployment.base}/api/admin/settings/{key}",
+                        headers=deployment.root, json={"value": value})
+    assert written.status_code == 200, written.text
+    connections = deployment.connection_on_each_worker()
+    try:
+        deadline = time.monotonic() + 30
+        pending = set(connections)
+        while pending and time.monotonic() < deadline:
+            for pid in list(pending):
+                status, body = connections[pid].request(
+                    "GET", f"/api/admin/settings/{key}", deployment.root)
+                if status == 200 and body.get("value") == value:
+                    pending.discard(pid)
+            time.sleep(0.05)
+        assert not pending, f"{key} not seen by workers {sorted(pending)}"
+    finally:
+        for connection in connections.values():
+            connection.close()
+
+
+# -- the deployment ------------------------------------------------------------------
+
+
+def test_two_workers_serve_one_socket_and_the_socket_is_close_on_exec(deployment):
+    workers = deployment.workers()
+    assert len(workers) == 2
+    assert set(deployment.connection_on_each_worker()) == workers
+    for pid in workers:
+        listening = [fd for fd in _socket_inodes(pid).values()
+                     if Path(f"/proc/{pid}/fd/{fd}").exists()]
+        flags = [int(re.search(r"flags:\s+(\d+)", Path(f"/proc/{pid}/fdinfo/{fd}")
+                               .read_text()).group(1), 8) for fd in listening]
+        # Every socket a worker holds (the listening one among them) is close-on-exec:
+        # a program it runs, such as a speech subprocess, holds none.
+        assert flags and all(flag & O_CLOEXEC for flag in flags), flags
+
+
+def test_a_runtime_setting_reaches_every_worker(deployment):
+    _setting_everywhere(deployment, "api.cors_allow_all", True)
+    _setting_everywhere(deployment, "api.cors_allow_all", False)
+
+
+def test_the_per_key_limit_is_exact_across_workers(deployment):
+    _setting_everywhere(deployment, "api.rate_per_min", 5)
+    try:
+        key, _ = _api_key(deployment)
+
+        async def burst() -> list[httpx.Response]:
+            limits = httpx.Limits(max_keepalive_connections=0)  # a new connection each
+            async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+                return await asyncio.gather(*[
+                    client.get(f"{deployment.base}/v1/models",
+                               headers={"Authorization": f"Bearer {key}"})
+                    for _ in range(16)])
+
+        answers = asyncio.run(burst())
+        assert sorted(a.status_code for a in answers) == [200] * 5 + [429] * 11
+    finally:
+        _setting_everywhere(deployment, "api.rate_per_min", 60)
+
+
+def test_a_revoked_key_is_refused_at_once_by_every_worker(deployment):
+    key, session = _api_key(deployment)
+    bearer = {"Authorization": f"Bearer {key}"}
+    connections = deployment.connection_on_each_worker()
+    try:
+        for connection in connections.values():  # each worker now keeps the identity
+            assert connection.request("GET", "/v1/models", bearer)[0] == 200
+        listed = httpx.get(f"{deployment.base}/api/profile/api-keys", headers=session)
+        revoked = httpx.delete(f"{deployment.base}/api/profile/api-keys/"
+                               f"{listed.json()['data'][0]['id']}", headers=session)
+        assert revoked.status_code == 200, revoked.text
+        for connection in connections.values():  # no pause
+            status, body = connection.request("GET", "/v1/models", bearer)
+            assert (status, body["error"]["code"]) == (401, "invalid_api_key")
+    finally:
+        for connection in connections.values():
+            connection.close()
+
+
+def test_a_killed_worker_is_restarted_and_serves(deployment):
+    before = deployment.workers()
+    victim = min(before)
+    os.kill(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        now = deployment.workers()
+        if victim not in now and len(now) == 2:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the killed worker was not replaced")
+    (replacement,) = now - before
+    connections = deployment.connection_on_each_worker()
+    try:
+        assert replacement in connections
+        assert connections[replacement].request("GET", "/healthz")[1]["database"] is True
+    finally:
+        for connection in connections.values():
+            connection.close()
+    assert "worker died; restarting it" in deployment.log.read_text()
