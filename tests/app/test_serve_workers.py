@@ -78,17 +78,11 @@ class Deployment:
         return f"http://127.0.0.1:{self.port}"
 
     def workers(self) -> set[int]:
-        return children(self.process.pid) - self._postgres()
+        return children(self.process.pid)
 
-    def _postgres(self) -> set[int]:
-        found = set()
-        for pid in children(self.process.pid):
-            try:
-                if b"postgres" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]:
-                    found.add(pid)
-            except OSError:
-                pass
-        return found
+    def postgres(self) -> int:
+        """The embedded PostgreSQL's postmaster (it runs detached, not as a child)."""
+        return int((self.data_dir / "pg" / "postmaster.pid").read_text().split()[0])
 
     def connect(self) -> Connection:
         return Connection(self)
@@ -163,11 +157,11 @@ def _printed_once_serving(process: subprocess.Popen, log: Path) -> str:
 def _stops_everything_on_sigterm(deployment: Deployment) -> None:
     """SIGTERM: each worker drains and ends, then PostgreSQL stops, then exit 0."""
     workers = deployment.workers()
-    postgres = deployment._postgres()
-    assert len(workers) == 2 and postgres
+    postgres = deployment.postgres()
+    assert len(workers) == 2 and Path(f"/proc/{postgres}").exists()
     deployment.process.send_signal(signal.SIGTERM)
     assert deployment.process.wait(timeout=90) == 0
-    for pid in workers | postgres:
+    for pid in workers | {postgres}:
         assert not Path(f"/proc/{pid}").exists() or \
             "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
     assert not (deployment.data_dir / "pg" / "postmaster.pid").exists()
