@@ -173,6 +173,7 @@ def _supervise(sock: socket.socket, boot: boot_config.BootConfig, workers: int,
     audio_listener = bind_for_workers(asyncio.run(_pbx_listen_address(boot)))
 
     def work(index: int) -> int:
+        configure_logging(boot["log.level"])  # the log's flushing thread stayed behind
         # The scheduled jobs (the daily sweep, the outbox worker) run in worker 0 only,
         # restarted in its place if it dies; each also guards itself across hosts.
         _serve_here(sock, Services.build(boot), ready=supervisor.ready,

@@ -12,14 +12,16 @@ stops PostgreSQL.
 Why fork, not spawn: the workers get the bound sockets by inheritance with nothing to
 pass, and start in a moment with every module already imported (their pages shared
 until written). It is safe because the supervisor never runs an event loop or a
-thread while it forks: it serves nothing itself and waits with ``time.sleep``. The
-sockets keep close-on-exec, so a program a worker runs (the speech recogniser's
-subprocesses) never holds them. A worker leaves by ``os._exit``: it must never unwind
+thread while it forks, beyond the log's flushing thread (its lines are written out
+before each fork, and the worker starts its own log): it serves nothing itself and
+waits with ``time.sleep``. The sockets keep close-on-exec, so a program a worker runs
+(the speech recogniser's subprocesses) never holds them. A worker leaves by ``os._exit``: it must never unwind
 into the supervisor's own ``finally`` blocks, which stop the database.
 """
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import signal
@@ -37,6 +39,7 @@ log = logging.getLogger("svc.supervisor")
 STEADY_SECONDS = 10.0
 #: Waits before restarting a worker after 1, 2, 3... crashes in a row.
 RESTART_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+PR_SET_PDEATHSIG = 1
 #: How often the supervisor looks at its workers and its stop signals.
 TICK_SECONDS = 0.1
 
@@ -75,10 +78,15 @@ class Supervisor:
     _stopping: bool = False
     _ready_read: int = -1
     _ready_write: int = -1
+    _supervisor_pid: int = 0
 
     # -- the worker side ----------------------------------------------------------------
 
     def _start(self, slot: _Slot) -> None:
+        self._supervisor_pid = os.getpid()
+        # Written out before the fork, or the worker would write the same lines again.
+        for handler in logging.getLogger().handlers:
+            handler.flush()
         pid = os.fork()
         if pid == 0:  # the worker
             self._become_worker(slot.index)
@@ -88,9 +96,16 @@ class Supervisor:
     def _become_worker(self, index: int) -> None:
         code = 1
         try:
-            os.close(self._ready_read)
             for stop_signal in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(stop_signal, _exit_quietly)
+            if self._stopping:  # a stop signal came between the fork and the line above
+                raise SystemExit(0)
+            # A group of its own: Ctrl-C at a terminal reaches the supervisor only, which
+            # sends each worker one SIGTERM (uvicorn takes a second signal as "stop
+            # now, do not drain").
+            os.setpgid(0, 0)
+            _end_with(self._supervisor_pid)
+            os.close(self._ready_read)
             code = self.work(index)
         except SystemExit as stop:
             code = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
@@ -183,6 +198,18 @@ class Supervisor:
             log.error("worker did not drain in time; killed", extra={"pid": pid})
             _signal(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
+
+
+def _end_with(supervisor_pid: int) -> None:
+    """Have the kernel send this worker SIGTERM when its supervisor dies (killed with
+    SIGKILL, say), so no worker is left serving on its own: it drains and ends."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: nothing to ask
+        return
+    if os.getppid() != supervisor_pid:  # it died before we asked
+        raise SystemExit(0)
 
 
 def _exit_quietly(signum, frame) -> None:

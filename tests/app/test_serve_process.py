@@ -24,8 +24,9 @@ def free_port() -> int:
 def svc(args, data_dir: Path, port: int, env_extra: dict[str, str] | None = None,
         **popen) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC__")}
+    # One process, as before workers: test_serve_workers runs a supervisor with two.
     env.update(SVC__STORAGE__DATA_DIR=str(data_dir), SVC__SERVER__PORT=str(port),
-               **(env_extra or {}))
+               SVC__SERVER__WORKERS="1", **(env_extra or {}))
     if os.environ.get("SVC__DATABASE__URL"):
         env["SVC__DATABASE__URL"] = os.environ["SVC__DATABASE__URL"]
     return subprocess.Popen([sys.executable, "-m", "app.cli", *args], env=env,

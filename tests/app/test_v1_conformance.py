@@ -39,7 +39,8 @@ PREFLIGHT = {"Origin": "https://tool.example", "Access-Control-Request-Method": 
 def _serve(dsn: str, data_dir: Path, port: int, key: str) -> tuple[subprocess.Popen, Path]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC__")}
     env.update(SVC__DATABASE__URL=dsn, SVC__STORAGE__DATA_DIR=str(data_dir),
-               SVC__SERVER__PORT=str(port), SVC__MESSAGE_ENCRYPTION_KEY=key)
+               SVC__SERVER__PORT=str(port), SVC__MESSAGE_ENCRYPTION_KEY=key,
+               SVC__SERVER__WORKERS="1")
     data_dir.mkdir(parents=True)
     log = data_dir / "out.log"
     with log.open("w") as out:  # a file, not a pipe: a full pipe would stall the server
