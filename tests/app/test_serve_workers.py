@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import itertools
 import json
 import os
 import re
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +29,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from core.audiosocket import AudioSocketClient
 from tests.app.test_serve_process import free_port
+from tests.app.test_telephony_setup import CALLER, LINE_NUMBER, SHARED_SECRET
 
 pytestmark = pytest.mark.e2e
 
@@ -69,6 +74,7 @@ def _server_end_inode(server_port: int, client_port: int) -> int | None:
 class Deployment:
     process: subprocess.Popen
     port: int
+    pbx_port: int
     data_dir: Path
     log: Path
     root: dict[str, str]
@@ -83,6 +89,17 @@ class Deployment:
     def postgres(self) -> int:
         """The embedded PostgreSQL's postmaster (it runs detached, not as a child)."""
         return int((self.data_dir / "pg" / "postmaster.pid").read_text().split()[0])
+
+    def holder(self, server_port: int, client: socket.socket) -> int:
+        """The worker holding the server end of ``client``'s connection, once accepted."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            inode = _server_end_inode(server_port, client.getsockname()[1])
+            for pid in self.workers():
+                if inode in _socket_inodes(pid):
+                    return pid
+            time.sleep(0.05)
+        raise AssertionError("no worker holds the connection")
 
     def connect(self) -> Connection:
         return Connection(self)
@@ -111,29 +128,30 @@ class Connection:
 
     def request(self, method: str, path: str, headers: dict[str, str] | None = None,
                 body: object = None) -> tuple[int, dict]:
+        status, data = self.raw(method, path, headers, body)
+        return status, json.loads(data) if data else {}
+
+    def raw(self, method: str, path: str, headers: dict[str, str] | None = None,
+            body: object = None) -> tuple[int, bytes]:
         payload = None if body is None else json.dumps(body)
         self.http.request(method, path, body=payload, headers={
             **(headers or {}), **({"Content-Type": "application/json"} if payload else {})})
         answer = self.http.getresponse()
-        data = answer.read()
-        return answer.status, json.loads(data) if data else {}
+        return answer.status, answer.read()
 
     def worker(self) -> int:
         """The worker holding the server end (a first request makes it accepted)."""
         self.request("GET", "/healthz")
-        inode = _server_end_inode(self.deployment.port, self.http.sock.getsockname()[1])
-        for pid in self.deployment.workers():
-            if inode in _socket_inodes(pid):
-                return pid
-        raise AssertionError("no worker holds the connection")
+        return self.deployment.holder(self.deployment.port, self.http.sock)
 
     def close(self) -> None:
         self.http.close()
 
 
-def _start(data_dir: Path, port: int) -> tuple[subprocess.Popen, Path]:
+def _start(data_dir: Path, port: int, pbx_port: int) -> tuple[subprocess.Popen, Path]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC__")}
-    env.update(SVC__STORAGE__DATA_DIR=str(data_dir), SVC__SERVER__PORT=str(port))
+    env.update(SVC__STORAGE__DATA_DIR=str(data_dir), SVC__SERVER__PORT=str(port),
+               SVC__TELEPHONY__PBX_LISTEN=f"127.0.0.1:{pbx_port}")
     data_dir.mkdir(parents=True)
     log = data_dir.parent / "out.log"
     with log.open("w") as out:  # a file, not a pipe: a full pipe would stall the server
@@ -170,8 +188,8 @@ def _stops_everything_on_sigterm(deployment: Deployment) -> None:
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory) -> Iterator[Deployment]:
     workdir = tmp_path_factory.mktemp("workers")
-    port = free_port()
-    process, log = _start(workdir / "data", port)
+    port, pbx_port = free_port(), free_port()
+    process, log = _start(workdir / "data", port, pbx_port)
     try:
         printed = _printed_once_serving(process, log)
         assert printed.count("svc is serving") == 1 and "(2 workers)" in printed
@@ -184,7 +202,7 @@ def deployment(tmp_path_factory) -> Iterator[Deployment]:
         changed = httpx.post(f"{base}/api/me/password", headers=root, json={
             "current_password": password, "new_password": secrets.token_urlsafe(15)})
         assert changed.status_code == 204, changed.text
-        deployment = Deployment(process, port, workdir / "data", log, root)
+        deployment = Deployment(process, port, pbx_port, workdir / "data", log, root)
         yield deployment
         _stops_everything_on_sigterm(deployment)
     finally:
@@ -309,3 +327,117 @@ def test_a_killed_worker_is_restarted_and_serves(deployment):
         for connection in connections.values():
             connection.close()
     assert "worker died; restarting it" in deployment.log.read_text()
+
+
+# -- telephone calls -----------------------------------------------------------------
+
+PBX = {"x-service-telephony-key": SHARED_SECRET}
+_callers = itertools.count(10)
+
+
+def _answer() -> str:
+    """The dialplan's question, each time from another caller (a caller ringing again
+    at once is refused by the per-caller rate, which is not what is tested here)."""
+    caller = f"{CALLER[1:-2]}{next(_callers):02d}"
+    return f"/api/telephony/pbx/answer?from=%2B{caller}&to=%2B{LINE_NUMBER[1:]}"
+
+
+@pytest.fixture(scope="module")
+def pbx_line(deployment) -> None:
+    """A pbx line answered by an agent of the superadmin's."""
+    base, root = deployment.base, deployment.root
+    for key, value in (("features.telephony", True), ("features.voice", True),
+                       ("features.voice_live", True), ("voice_live.tts_stream", True),
+                       ("voice_live.tts_stream_url", "local")):
+        _setting_everywhere(deployment, key, value)
+    me = httpx.get(f"{base}/api/me", headers=root).json()["id"]
+    agent = httpx.post(f"{base}/api/agents", headers=root,
+                       json={"name": "Reception", "model": "local"})
+    assert agent.status_code == 201, agent.text
+    settings = httpx.put(f"{base}/api/admin/telephony", headers=root,
+                         json={"provider": "pbx", "shared_secret": SHARED_SECRET})
+    assert settings.status_code == 200, settings.text
+    line = httpx.post(f"{base}/api/admin/telephony/numbers", headers=root, json={
+        "e164": LINE_NUMBER, "agent_id": agent.json()["id"], "owner_user_id": me,
+        "provider": "pbx"})
+    assert line.status_code == 201, line.text
+    enabled = httpx.patch(f"{base}/api/admin/telephony/numbers/{line.json()['id']}",
+                          headers=root, json={"enabled": True})
+    assert enabled.status_code == 200, enabled.text
+
+
+def _calls(deployment: Deployment) -> list[dict]:
+    answer = httpx.get(f"{deployment.base}/api/admin/telephony/calls",
+                       headers=deployment.root)
+    assert answer.status_code == 200, answer.text
+    return answer.json()["data"]
+
+
+def _until(check, what: str, seconds: float = 30):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(what)
+
+
+def _redeemed_by(deployment: Deployment, identifier: str) -> tuple[int, socket.socket]:
+    """Present the ticket on the AudioSocket listener; the worker that took it. (The
+    identifier is the ticket, not the call's id: the redeemed call is the one whose
+    media started.)"""
+    started = sum(call["media_started_at"] is not None for call in _calls(deployment))
+    media = socket.create_connection(("127.0.0.1", deployment.pbx_port))
+    media.sendall(AudioSocketClient(uuid.UUID(identifier)).data_to_send())
+    worker = deployment.holder(deployment.pbx_port, media)
+    _until(lambda: sum(call["media_started_at"] is not None
+                       for call in _calls(deployment)) == started + 1,
+           f"ticket {identifier} was not redeemed")
+    return worker, media
+
+
+def _hang_up(deployment: Deployment, media: socket.socket) -> None:
+    media.close()
+    _until(lambda: all(call["outcome"] != "in_progress" for call in _calls(deployment)),
+           "a call did not end")
+
+
+def test_the_call_cap_holds_and_tickets_redeem_on_any_worker(deployment, pbx_line):
+    _setting_everywhere(deployment, "telephony.max_concurrent_calls", 2)
+
+    async def ring_at_once() -> list[httpx.Response]:
+        limits = httpx.Limits(max_keepalive_connections=0)  # a new connection each
+        async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+            return await asyncio.gather(*[client.get(deployment.base + _answer(), headers=PBX)
+                                          for _ in range(8)])
+
+    answers = asyncio.run(ring_at_once())
+    assert all(answer.status_code == 200 for answer in answers), [
+        (answer.status_code, answer.text) for answer in answers]
+    tickets = [answer.text.strip() for answer in answers if answer.text.strip()]
+    assert len(tickets) == 2, httpx.get(  # the cap, across both workers
+        f"{deployment.base}/api/admin/audit", headers=deployment.root).text[:1500]
+    redeemed = [_redeemed_by(deployment, identifier)[1] for identifier in tickets]
+    for media in redeemed:
+        _hang_up(deployment, media)
+
+    # Each worker mints; whichever worker accepts the media connection redeems.
+    pairs = set()
+    connections = deployment.connection_on_each_worker()
+    try:
+        for _ in range(6):
+            for minter, connection in connections.items():
+                status, body = connection.raw("GET", _answer(), PBX)
+                identifier = body.decode().strip()
+                assert status == 200 and identifier, httpx.get(
+                    f"{deployment.base}/api/admin/audit", headers=deployment.root).text[:600]
+                redeemer, media = _redeemed_by(deployment, identifier)
+                pairs.add((minter, redeemer))
+                _hang_up(deployment, media)
+            if any(minter != redeemer for minter, redeemer in pairs):
+                break
+    finally:
+        for connection in connections.values():
+            connection.close()
+    assert any(minter != redeemer for minter, redeemer in pairs), pairs
