@@ -32,6 +32,8 @@ import pytest
 from core.audiosocket import AudioSocketClient
 from tests.app.test_serve_process import free_port
 from tests.app.test_telephony_setup import CALLER, LINE_NUMBER, SHARED_SECRET
+from tests.support.api_users import user_with_key
+from tests.support.processes import printed_once_serving, serve_logged
 
 pytestmark = pytest.mark.e2e
 
@@ -154,22 +156,7 @@ def _start(data_dir: Path, port: int, pbx_port: int) -> tuple[subprocess.Popen, 
                SVC__TELEPHONY__PBX_LISTEN=f"127.0.0.1:{pbx_port}")
     data_dir.mkdir(parents=True)
     log = data_dir.parent / "out.log"
-    with log.open("w") as out:  # a file, not a pipe: a full pipe would stall the server
-        process = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--workers", "2"],
-                                   env=env, stdout=out, stderr=subprocess.STDOUT)
-    return process, log
-
-
-def _printed_once_serving(process: subprocess.Popen, log: Path) -> str:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        printed = log.read_text()
-        if "svc is serving" in printed:
-            return printed
-        if process.poll() is not None:
-            raise AssertionError(f"svc exited early:\n{printed}")
-        time.sleep(0.1)
-    raise AssertionError("svc did not start in time")
+    return serve_logged(["serve", "--workers", "2"], env, log), log
 
 
 def _stops_everything_on_sigterm(deployment: Deployment) -> None:
@@ -191,7 +178,7 @@ def deployment(tmp_path_factory) -> Iterator[Deployment]:
     port, pbx_port = free_port(), free_port()
     process, log = _start(workdir / "data", port, pbx_port)
     try:
-        printed = _printed_once_serving(process, log)
+        printed = printed_once_serving(process, log, seconds=120)
         assert printed.count("svc is serving") == 1 and "(2 workers)" in printed
         assert printed.count("one-time password") == 1  # the first admin, made once
         password = re.search(r"one-time password (\S+)", printed).group(1)
@@ -212,16 +199,8 @@ def deployment(tmp_path_factory) -> Iterator[Deployment]:
 
 
 def _api_key(deployment: Deployment) -> tuple[str, dict[str, str]]:
-    email, password = f"dev{secrets.token_hex(4)}@example.org", secrets.token_urlsafe(16)
-    made = httpx.post(f"{deployment.base}/api/admin/users", headers=deployment.root,
-                      json={"email": email, "password": password})
-    assert made.status_code == 201, made.text
-    token = httpx.post(f"{deployment.base}/api/auth/login",
-                       json={"email": email, "password": password}).json()["token"]
-    session = {"Authorization": f"Bearer {token}"}
-    key = httpx.post(f"{deployment.base}/api/profile/api-keys", headers=session,
-                     json={"name": "workers"}).json()["key"]
-    return key, session
+    return user_with_key(deployment.base, deployment.root,
+                         f"dev{secrets.token_hex(4)}@example.org", "workers")
 
 
 def _setting_everywhere(deployment: Deployment, key: str, value: object) -> None:
