@@ -208,18 +208,23 @@ def _setting_everywhere(deployment: Deployment, key: str, value: object) -> None
     written = httpx.put(f"{deployment.base}/api/admin/settings/{key}",
                         headers=deployment.root, json={"value": value})
     assert written.status_code == 200, written.text
+    _seen_everywhere(deployment, f"/api/admin/settings/{key}",
+                     lambda body: body.get("value") == value)
+
+
+def _seen_everywhere(deployment: Deployment, path: str, seen) -> None:
+    """Poll ``path`` on each worker until ``seen(body)`` holds on every one."""
     connections = deployment.connection_on_each_worker()
     try:
         deadline = time.monotonic() + 30
         pending = set(connections)
         while pending and time.monotonic() < deadline:
             for pid in list(pending):
-                status, body = connections[pid].request(
-                    "GET", f"/api/admin/settings/{key}", deployment.root)
-                if status == 200 and body.get("value") == value:
+                status, body = connections[pid].request("GET", path, deployment.root)
+                if status == 200 and seen(body):
                     pending.discard(pid)
             time.sleep(0.05)
-        assert not pending, f"{key} not seen by workers {sorted(pending)}"
+        assert not pending, f"{path} not as expected on workers {sorted(pending)}"
     finally:
         for connection in connections.values():
             connection.close()
@@ -336,6 +341,8 @@ def pbx_line(deployment) -> None:
     settings = httpx.put(f"{base}/api/admin/telephony", headers=root,
                          json={"provider": "pbx", "shared_secret": SHARED_SECRET})
     assert settings.status_code == 200, settings.text
+    _seen_everywhere(deployment, "/api/admin/telephony",
+                     lambda body: body.get("provider") == "pbx")
     line = httpx.post(f"{base}/api/admin/telephony/numbers", headers=root, json={
         "e164": LINE_NUMBER, "agent_id": agent.json()["id"], "owner_user_id": me,
         "provider": "pbx"})
