@@ -129,6 +129,9 @@ def _svc(stack: ExitStack, upstream: str, workdir: Path, workers: int = 1) -> Ta
         "email": "admin@localhost", "password": password.group(1)}).json()["token"]
     root = {"Authorization": f"Bearer {token}"}
     for method, path, body in (
+            # The one-time password is changed before anything else is allowed.
+            ("POST", "/api/me/password", {"current_password": password.group(1),
+                                          "new_password": secrets.token_urlsafe(15)}),
             ("POST", "/api/admin/providers", {"name": "bench", "base_url": upstream,
                                               "api_key": "sk-bench", "models": [MODEL]}),
             ("PUT", "/api/admin/settings/api.rate_per_min", {"value": 1_000_000})):
