@@ -12,6 +12,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 SCRIPT = textwrap.dedent("""
     import os, sys, time
     from app.log_format import configure_logging
@@ -89,3 +91,18 @@ def test_a_crashing_worker_is_restarted_ever_more_slowly_and_sigterm_stops(tmp_p
         out.close()
         if process.poll() is None:
             process.kill()
+
+
+def test_the_default_is_one_worker_per_core_we_may_run_on():
+    from app.supervisor import worker_count
+
+    assert worker_count(0) == len(os.sched_getaffinity(0))
+    assert worker_count(3) == 3
+
+
+def test_a_bad_number_of_workers_is_a_usage_error(capsys):
+    from app.cli import parser
+
+    with pytest.raises(SystemExit) as refused:
+        parser().parse_args(["serve", "--workers", "many"])
+    assert refused.value.code == 2 and "number of workers" in capsys.readouterr().err
