@@ -32,7 +32,7 @@ import pytest
 from core.audiosocket import AudioSocketClient
 from tests.app.test_serve_process import free_port
 from tests.app.test_telephony_setup import CALLER, LINE_NUMBER, SHARED_SECRET
-from tests.support.api_users import user_with_key
+from tests.support.api_users import first_admin, user_with_key
 from tests.support.processes import printed_once_serving, serve_logged
 
 pytestmark = pytest.mark.e2e
@@ -181,14 +181,7 @@ def deployment(tmp_path_factory) -> Iterator[Deployment]:
         printed = printed_once_serving(process, log, seconds=120)
         assert printed.count("svc is serving") == 1 and "(2 workers)" in printed
         assert printed.count("one-time password") == 1  # the first admin, made once
-        password = re.search(r"one-time password (\S+)", printed).group(1)
-        base = f"http://127.0.0.1:{port}"
-        token = httpx.post(f"{base}/api/auth/login", json={
-            "email": "admin@localhost", "password": password}).json()["token"]
-        root = {"Authorization": f"Bearer {token}"}
-        changed = httpx.post(f"{base}/api/me/password", headers=root, json={
-            "current_password": password, "new_password": secrets.token_urlsafe(15)})
-        assert changed.status_code == 204, changed.text
+        root = first_admin(f"http://127.0.0.1:{port}", printed)
         deployment = Deployment(process, port, pbx_port, workdir / "data", log, root)
         yield deployment
         _stops_everything_on_sigterm(deployment)

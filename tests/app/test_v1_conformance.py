@@ -27,7 +27,7 @@ import openai
 import pytest
 
 from tests.app.test_serve_process import free_port
-from tests.support.api_users import user_with_key
+from tests.support.api_users import first_admin, user_with_key
 from tests.support.processes import printed_once_serving, serve_logged, stop_process
 
 pytestmark = pytest.mark.e2e
@@ -97,18 +97,11 @@ def deployment(postgres, tmp_path_factory) -> Iterator[Deployment]:
         first, first_log = _serve(dsn, workdir / "a", free_port(), key)
         processes.append(first)
         printed = printed_once_serving(first, first_log)
-        password = re.search(r"one-time password (\S+)", printed).group(1)
         second, second_log = _serve(dsn, workdir / "b", free_port(), key)
         processes.append(second)
         servers = [re.search(r"svc is serving on (\S+)", text).group(1) for text in
                    (printed, printed_once_serving(second, second_log))]
-        token = httpx.post(f"{servers[0]}/api/auth/login", json={
-            "email": "admin@localhost", "password": password}).json()["token"]
-        root = {"Authorization": f"Bearer {token}"}
-        # The one-time password is changed before anything else is allowed.
-        changed = httpx.post(f"{servers[0]}/api/me/password", headers=root, json={
-            "current_password": password, "new_password": secrets.token_urlsafe(15)})
-        assert changed.status_code == 204, changed.text
+        root = first_admin(servers[0], printed)
         for provider, base_url, model in (
                 ("fake", f"http://127.0.0.1:{upstream_port}/v1", "fake-small"),
                 ("gone", f"http://127.0.0.1:{free_port()}/v1", "gone-model")):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 
 import httpx
@@ -20,3 +21,16 @@ def user_with_key(base: str, root: dict[str, str], email: str,
     key = httpx.post(f"{base}/api/profile/api-keys", headers=session,
                      json={"name": key_name}).json()["key"]
     return key, session
+
+
+def first_admin(base: str, printed: str) -> dict[str, str]:
+    """The first superadmin's session, from the one-time password a first start
+    printed; the password is changed first, since nothing else is allowed before."""
+    password = re.search(r"one-time password (\S+)", printed).group(1)
+    token = httpx.post(f"{base}/api/auth/login", json={
+        "email": "admin@localhost", "password": password}).json()["token"]
+    root = {"Authorization": f"Bearer {token}"}
+    changed = httpx.post(f"{base}/api/me/password", headers=root, json={
+        "current_password": password, "new_password": secrets.token_urlsafe(15)})
+    assert changed.status_code == 204, changed.text
+    return root
