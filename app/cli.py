@@ -77,7 +77,8 @@ def _listening_socket(host: str, port: int) -> socket.socket:
                                        "(stop the other process or set SVC__SERVER__PORT)") from None
         raise Exit(EX_UNAVAILABLE, f"cannot listen on {host}:{port}: {exc.strerror}") from None
     sock.listen(2048)
-    sock.set_inheritable(True)
+    # Close-on-exec (Python's default, kept): workers are forked and inherit it anyway,
+    # and no program a worker runs may hold the listening socket.
     return sock
 
 
@@ -128,16 +129,71 @@ def _exit_quietly(signum, frame) -> None:
     raise SystemExit(0)
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
+def _serve_here(sock: socket.socket, services, *, ready, pool_size: int = 20,
+                scheduled_jobs: bool = True, audio_listener=None) -> None:
+    """Serve the application on ``sock`` in this process until a stop signal; ``ready``
+    runs once it serves."""
     import uvicorn
 
     from app.main import create_app, tune_collection_for_serving
     from app.serving import server_config
+
+    app = create_app(services, pool_size=pool_size, scheduled_jobs=scheduled_jobs,
+                     audio_listener=audio_listener)
+    tune_collection_for_serving(app)
+
+    async def announce(_) -> None:
+        ready()
+
+    app.after_start += announce
+    server = uvicorn.Server(server_config(app, services.boot, loop="uvloop",
+                                          timeout_graceful_shutdown=30))
+    server.run(sockets=[sock])
+
+
+def _worker_pool_size(workers: int) -> int:
+    """Each worker's pool: 20 connections for one or two workers, fewer for more, so a
+    host's workers together hold about as many as a few processes would."""
+    return max(4, min(20, 40 // workers))
+
+
+async def _pbx_listen_address(boot: boot_config.BootConfig) -> str | None:
     from app.services.bundle import Services
+
+    return await Services.build(boot).settings.get("telephony.pbx_listen")
+
+
+def _supervise(sock: socket.socket, boot: boot_config.BootConfig, workers: int,
+               announce) -> int:
+    """Fork ``workers`` workers on ``sock`` and the AudioSocket listener bound here."""
+    from app.services.bundle import Services
+    from app.supervisor import Supervisor
+    from app.telephony.audio_listener import bind_for_workers
+
+    audio_listener = bind_for_workers(asyncio.run(_pbx_listen_address(boot)))
+
+    def work(index: int) -> int:
+        configure_logging(boot["log.level"])  # the log's flushing thread stayed behind
+        # The scheduled jobs (the daily sweep, the outbox worker) run in worker 0 only,
+        # restarted in its place if it dies; each also guards itself across hosts.
+        _serve_here(sock, Services.build(boot), ready=supervisor.ready,
+                    pool_size=_worker_pool_size(workers), scheduled_jobs=index == 0,
+                    audio_listener=audio_listener)
+        return 0
+
+    supervisor = Supervisor(workers, work, on_ready=announce)
+    return supervisor.run()
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from app.services.bundle import Services
+    from app.supervisor import worker_count
 
     start = _load_config(args, make_key=True)
     boot = start.boot
     configure_logging(boot["log.level"])
+    workers = worker_count(args.workers if args.workers is not None
+                           else boot["server.workers"])
     sock = _listening_socket(boot["server.host"], boot["server.port"])
     try:
         services = Services.build(boot)
@@ -146,22 +202,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # A stop signal before or after uvicorn's own handling unwinds through the finally
     # blocks below, so the embedded PostgreSQL is stopped and the exit is a clean 0.
     # While serving, uvicorn drains in-flight requests first, then re-raises the signal
-    # to this handler.
+    # to this handler. With workers, the supervisor drains them all first.
     for stop_signal in (signal.SIGTERM, signal.SIGINT):
         signal.signal(stop_signal, _exit_quietly)
     with database_for(boot) as dsn:
         asyncio.run(_prepare(dsn, start, announce_first_admin=True))
-        app = create_app(services)
-        tune_collection_for_serving(app)
         host, port = sock.getsockname()[:2]
 
-        async def announce(_) -> None:
-            print(f"svc is serving on http://{host}:{port}", flush=True)
+        def announce() -> None:
+            many = f" ({workers} workers)" if workers > 1 else ""
+            print(f"svc is serving on http://{host}:{port}{many}", flush=True)
 
-        app.after_start += announce
-        server = uvicorn.Server(server_config(app, boot, loop="uvloop",
-                                              timeout_graceful_shutdown=30))
-        server.run(sockets=[sock])
+        if workers > 1:
+            return _supervise(sock, boot, workers, announce)
+        _serve_here(sock, services, ready=announce)
     return 0
 
 
@@ -226,6 +280,13 @@ def cmd_telephony_check(args: argparse.Namespace) -> int:
     for result in results:
         print(f"{'pass' if result.ok else 'FAIL'}  {result.id:<18}  {result.message}")
     return 0 if all(result.ok for result in results) else 1
+
+
+def _worker_option(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 256:
+        raise argparse.ArgumentTypeError("give a number of workers from 1 to 256 "
+                                         "(0 = one per core)")
+    return int(text)
 
 
 class _Utterance(argparse.Action):
@@ -365,6 +426,8 @@ def parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the service")
     serve.add_argument("--host")
     serve.add_argument("--port")
+    serve.add_argument("--workers", type=_worker_option, metavar="N",
+                       help="worker processes (default: server.workers, 0 = one per core)")
     serve.set_defaults(run=cmd_serve)
 
     migrate = commands.add_parser("migrate", help="apply database migrations and exit")

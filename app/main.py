@@ -49,7 +49,7 @@ from app.routes import (
 )
 from app.services.bundle import Services
 from app.services.sessions import COOKIE_NAME
-from app.telephony.audio_listener import AudioListener
+from app.telephony.audio_listener import AudioListener, BoundListener
 
 ROUTE_MODULES = (
     health,
@@ -131,10 +131,12 @@ def configure_scheduler(app: Application, services: Services) -> None:
     app.on_stop += stop
 
 
-def configure_audio_listener(app: Application, services: Services) -> None:
-    """The pbx AudioSocket listener, bound at start (spec: "Setup: own-telephone-system")."""
+def configure_audio_listener(app: Application, services: Services,
+                             bound: BoundListener | None = None) -> None:
+    """The pbx AudioSocket listener, bound at start (spec: "Setup: own-telephone-system"),
+    or, in a worker, the one its supervisor bound (``bound``)."""
     listener = AudioListener(services.settings, services.telephony.listener,
-                             services.call_voice)
+                             services.call_voice, bound)
 
     async def start(_: Application) -> None:
         await listener.start()
@@ -214,10 +216,12 @@ def tune_collection_for_serving(app: Application) -> None:
 
 
 def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True,
-               scheduled_jobs: bool = True) -> Application:
+               scheduled_jobs: bool = True,
+               audio_listener: BoundListener | None = None) -> Application:
     """The application. ``own_pool=False`` leaves the pool to the caller (tests that
     share one pool between direct service calls and HTTP); ``scheduled_jobs=False``
-    leaves out the daily sweep and the outbox worker (tests run them by hand)."""
+    leaves out the daily sweep and the outbox worker (tests run them by hand);
+    ``audio_listener`` is the AudioSocket listener a worker's supervisor bound."""
     router = Router()
     app = FrontDoorApplication(router=router)
     app.open_front_door(services.boot, COOKIE_NAME)
@@ -237,5 +241,5 @@ def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True
         configure_database(app, services, pool_size)
     if scheduled_jobs:
         configure_scheduler(app, services)
-    configure_audio_listener(app, services)
+    configure_audio_listener(app, services, audio_listener)
     return app

@@ -1,8 +1,11 @@
 """In-process scheduled work: the daily retention sweep at 04:15 (``0 15 4 * * *``).
 
-Every server process runs the scheduler, but a job runs in one process only: it first
-takes a PostgreSQL advisory lock with ``pg_try_advisory_lock``; a process that does not
-get it skips that run. So several processes (or hosts) sharing one database sweep once.
+A scheduler may run in several processes (the workers of a host run it in one of
+them, several hosts each in one), but each day's sweep runs once: the process whose
+scheduler fires first claims the day in ``scheduled_run`` (an insert on the primary
+key ``(job, slot)``), and every process whose insert finds the row skips. A claim,
+not a lock held while the job runs: a lock lets a process whose scheduler fires a
+moment after the sweep finished take it again and sweep twice.
 """
 
 from __future__ import annotations
@@ -18,19 +21,24 @@ from app import db
 
 log = logging.getLogger("svc.scheduler")
 
-#: advisory lock ids, one per job (any fixed 64-bit numbers; they only need to differ)
-DAILY_SWEEP_LOCK = 0x5356_4301
+DAILY_SWEEP = "daily_sweep"
+
+_CLAIM = """
+INSERT INTO scheduled_run (job, slot) VALUES ($1, $2)
+ON CONFLICT (job, slot) DO NOTHING
+RETURNING true
+"""
 
 
-async def run_once_across_processes(lock_id: int, job: Callable[[], Awaitable[object]]) -> bool:
-    """Run ``job`` if this process takes the lock; False when another process holds it."""
+async def run_once_per_slot(job_name: str, slot: dt.date,
+                            job: Callable[[], Awaitable[object]]) -> bool:
+    """Run ``job`` if this process claims ``slot``; False when another one did. A job
+    that fails keeps its claim: it is tried again at the next slot."""
     async with db.connection() as connection:
-        if not await connection.fetchval("SELECT pg_try_advisory_lock($1)", lock_id):
-            return False
-        try:
-            await job()
-        finally:
-            await connection.execute("SELECT pg_advisory_unlock($1)", lock_id)
+        claimed = await connection.fetchval(_CLAIM, job_name, slot)
+    if not claimed:
+        return False
+    await job()
     return True
 
 
@@ -41,9 +49,9 @@ def daily_sweep_trigger() -> CronTrigger:
 
 def start_scheduler(sweep: Callable[[dt.datetime], Awaitable[object]]) -> AsyncIOScheduler:
     async def daily() -> None:
+        now = dt.datetime.now(dt.UTC)
         try:
-            ran = await run_once_across_processes(
-                DAILY_SWEEP_LOCK, lambda: sweep(dt.datetime.now(dt.UTC)))
+            ran = await run_once_per_slot(DAILY_SWEEP, now.date(), lambda: sweep(now))
             log.info("daily sweep", extra={"ran_here": ran})
         except Exception:  # a failed sweep is retried tomorrow; the server stays up
             log.exception("daily sweep failed")

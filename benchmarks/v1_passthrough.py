@@ -111,15 +111,16 @@ def _process(command: list[str], log: Path, ready: str | int,
         stop_process(process)
 
 
-def _svc(stack: ExitStack, upstream: str, workdir: Path) -> Target:
+def _svc(stack: ExitStack, upstream: str, workdir: Path, workers: int = 1) -> Target:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC__")}
     env.update(SVC__STORAGE__DATA_DIR=str(workdir / "svc"), SVC__SERVER__PORT=str(port),
                SVC__MESSAGE_ENCRYPTION_KEY=secrets.token_hex(32))
     if os.environ.get("SVC__DATABASE__URL"):
         env["SVC__DATABASE__URL"] = os.environ["SVC__DATABASE__URL"]
-    printed, pid = stack.enter_context(_process([sys.executable, "-m", "app.cli", "serve"],
-                                           workdir / "svc.log", "svc is serving", env))
+    printed, pid = stack.enter_context(_process(
+        [sys.executable, "-m", "app.cli", "serve", "--workers", str(workers)],
+        workdir / "svc.log", "svc is serving", env))
     password = re.search(r"one-time password (\S+)", printed)
     if password is None:
         raise SystemExit("svc did not create a first superadmin: use an empty database")
@@ -128,6 +129,9 @@ def _svc(stack: ExitStack, upstream: str, workdir: Path) -> Target:
         "email": "admin@localhost", "password": password.group(1)}).json()["token"]
     root = {"Authorization": f"Bearer {token}"}
     for method, path, body in (
+            # The one-time password is changed before anything else is allowed.
+            ("POST", "/api/me/password", {"current_password": password.group(1),
+                                          "new_password": secrets.token_urlsafe(15)}),
             ("POST", "/api/admin/providers", {"name": "bench", "base_url": upstream,
                                               "api_key": "sk-bench", "models": [MODEL]}),
             ("PUT", "/api/admin/settings/api.rate_per_min", {"value": 1_000_000})):
@@ -185,11 +189,15 @@ class Cell:
 
 
 def _cpu_seconds(pid: int | None) -> float | None:
-    """User and system CPU time of ``pid`` so far (None: not known)."""
+    """User and system CPU time of ``pid`` and its running children (``svc serve``'s
+    workers) so far (None: not known)."""
     if pid is None:
         return None
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    children = [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+                for child in (task / "children").read_text().split()]
+    return own + sum(_cpu_seconds(child) or 0.0 for child in children)
 
 
 async def _one(session: aiohttp.ClientSession, target: Target, stream: bool
@@ -320,6 +328,8 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=20, help="content chunks per stream")
     parser.add_argument("--concurrency", type=int, nargs="*", default=[16, 64])
     parser.add_argument("--only", nargs="*", default=list(TARGETS), choices=TARGETS)
+    parser.add_argument("--workers", type=int, default=1,
+                        help="svc's worker processes (default 1, one process)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="v1bench-") as tmp, ExitStack() as stack:
         workdir = Path(tmp)
@@ -328,7 +338,7 @@ def main() -> None:
         stack.callback(upstream_process.terminate)
         targets = [Target("direct", upstream, "sk-bench")]
         if "svc" in args.only:
-            targets.append(_svc(stack, upstream, workdir))
+            targets.append(_svc(stack, upstream, workdir, args.workers))
         for client in ("aiohttp", "httpx"):
             if f"relay-{client}" in args.only:
                 targets.append(_relay(stack, upstream, workdir, client))

@@ -201,6 +201,11 @@ REGISTRY: dict[str, Setting] = _declare(
     Setting("server.max_connections", int, 1000,
             "Connections and requests served at once; beyond, requests get 503.", B,
             10, 1_000_000),
+    # ``svc serve`` runs this many processes on one socket (``app.supervisor``); 0 is
+    # one per core.
+    Setting("server.workers", int, 0,
+            "Worker processes serving HTTP and telephone calls; 0 is one per core.", B,
+            0, 256),
     Setting("database.url", str, None,
             "PostgreSQL URL; unset starts the embedded server under storage.data_dir/pg.",
             B, nullable=True, secret=True),

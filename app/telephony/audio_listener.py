@@ -15,27 +15,69 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 
-from adapters.voice.audiosocket import InvalidListenAddress, bind_audiosocket, serve_audiosockets
+from anyio.abc import SocketListener
+
+from adapters.voice.audiosocket import (
+    InvalidListenAddress,
+    bind_audiosocket,
+    parse_listen_address,
+    serve_audiosockets,
+)
 from app.services.settings import Settings
 from app.telephony.admission import DATABASE_ERRORS
 from app.telephony.listener_state import ListenerState
 from app.telephony.voice import CallVoice
 
-__all__ = ["AudioListener"]
+__all__ = ["AudioListener", "BoundListener"]
+
+#: ``telephony.pbx_listen`` and the socket bound on it (None: it could not be bound).
+BoundListener = tuple[str, socket.socket | None]
 
 log = logging.getLogger("svc.telephony")
 
 
+def bind_for_workers(address: str | None) -> BoundListener | None:
+    """Bind ``telephony.pbx_listen`` once for every worker (None when it is empty). A
+    bad address or a taken port is logged, and no worker listens, as in one process."""
+    if not address:
+        return None
+    try:
+        host, port = parse_listen_address(address)
+        if host is None and socket.has_dualstack_ipv6():
+            sock = socket.create_server(("", port), family=socket.AF_INET6,
+                                        dualstack_ipv6=True, backlog=2048)
+        else:
+            family = socket.getaddrinfo(host or "0.0.0.0", port,
+                                        type=socket.SOCK_STREAM)[0][0]
+            sock = socket.create_server((host or "0.0.0.0", port), family=family,
+                                        backlog=2048)
+    except (InvalidListenAddress, OSError) as exc:
+        log.error("cannot listen for the telephone system on %s: %s", address, exc)
+        return address, None
+    log.info("listening for the telephone system on %s", address)
+    return address, sock
+
+
 class AudioListener:
-    def __init__(self, settings: Settings, state: ListenerState, voice: CallVoice) -> None:
+    """``bound``: in a worker of ``svc serve --workers N``, the address and the socket
+    the supervisor bound at start for every worker (None when it could not bind it);
+    the worker serves that socket and binds nothing itself."""
+
+    def __init__(self, settings: Settings, state: ListenerState, voice: CallVoice,
+                 bound: BoundListener | None = None) -> None:
         self.settings = settings
         self.state = state
         self.voice = voice
+        self.bound = bound
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Bind ``telephony.pbx_listen`` if set and serve it in the background."""
+        if self.bound is not None:
+            await self._serve_bound(self.bound)
+            return
         try:
             address = await self.settings.get("telephony.pbx_listen")
         except DATABASE_ERRORS:
@@ -48,8 +90,18 @@ class AudioListener:
         except (InvalidListenAddress, OSError) as exc:
             log.error("cannot listen for the telephone system on %s: %s", address, exc)
             return
-        self.state.bound(address)
         log.info("listening for the telephone system on %s", address)
+        self._serve(address, listener)
+
+    async def _serve_bound(self, bound: BoundListener) -> None:
+        address, sock = bound
+        if sock is not None:
+            # A duplicate: this worker's listener owns and closes it, the supervisor
+            # keeps the socket for the workers it starts later.
+            self._serve(address, await SocketListener.from_socket(sock.dup()))
+
+    def _serve(self, address: str, listener: SocketListener) -> None:
+        self.state.bound(address)
         self._task = asyncio.get_running_loop().create_task(
             serve_audiosockets(listener, self.voice.redeem, self.voice.answer))
 

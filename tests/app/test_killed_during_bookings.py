@@ -44,7 +44,8 @@ class Served:
         sock.close()
         env = {k: v for k, v in os.environ.items() if not k.startswith("SVC__")}
         env.update(SVC__DATABASE__URL=dsn, SVC__STORAGE__DATA_DIR=str(data_dir),
-                   SVC__SERVER__PORT=str(self.port), SVC__MESSAGE_ENCRYPTION_KEY=key)
+                   SVC__SERVER__PORT=str(self.port), SVC__MESSAGE_ENCRYPTION_KEY=key,
+                   SVC__SERVER__WORKERS="1")
         self.process = subprocess.Popen([sys.executable, "-m", "app.cli", "serve"], cwd=ROOT,
                                         env=env, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, text=True)

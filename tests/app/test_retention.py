@@ -5,7 +5,7 @@ import datetime as dt
 
 import pytest
 
-from app.scheduler import daily_sweep_trigger, run_once_across_processes
+from app.scheduler import daily_sweep_trigger, run_once_per_slot
 from app.tables import Account, Chat
 
 pytestmark = pytest.mark.anyio
@@ -39,22 +39,23 @@ def _root():
     return Identity(uuid.uuid4(), "root@x", "superadmin", frozenset())
 
 
-async def test_only_one_process_runs_the_sweep_at_a_time(database):
-    started = asyncio.Event()
-    release = asyncio.Event()
+async def test_each_days_sweep_runs_once_however_many_processes_fire(database):
     runs = []
 
-    async def slow_job():
+    async def job():
         runs.append(1)
-        started.set()
-        await release.wait()
+        await asyncio.sleep(0.05)
 
-    first = asyncio.create_task(run_once_across_processes(42, slow_job))
-    await started.wait()
-    assert await run_once_across_processes(42, slow_job) is False
-    release.set()
-    assert await first is True
+    day = dt.date(2026, 3, 1)
+    # Several schedulers firing together, and one firing after the sweep finished
+    # (a lock held only while the job runs would let that one sweep again).
+    together = await asyncio.gather(*[run_once_per_slot("sweep", day, job) for _ in range(4)])
+    late = await run_once_per_slot("sweep", day, job)
+    assert sorted(together) == [False, False, False, True] and late is False
     assert len(runs) == 1
+    assert await run_once_per_slot("sweep", day + dt.timedelta(days=1), job) is True
+    assert await run_once_per_slot("another job", day, job) is True
+    assert len(runs) == 3
 
 
 def test_the_sweep_runs_daily_at_04_15():

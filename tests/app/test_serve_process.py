@@ -24,8 +24,9 @@ def free_port() -> int:
 def svc(args, data_dir: Path, port: int, env_extra: dict[str, str] | None = None,
         **popen) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC__")}
+    # One process, as before workers: test_serve_workers runs a supervisor with two.
     env.update(SVC__STORAGE__DATA_DIR=str(data_dir), SVC__SERVER__PORT=str(port),
-               **(env_extra or {}))
+               SVC__SERVER__WORKERS="1", **(env_extra or {}))
     if os.environ.get("SVC__DATABASE__URL"):
         env["SVC__DATABASE__URL"] = os.environ["SVC__DATABASE__URL"]
     return subprocess.Popen([sys.executable, "-m", "app.cli", *args], env=env,
@@ -119,7 +120,12 @@ def _sign_in(base: str, printed: str) -> dict[str, str]:
     login = httpx.post(f"{base}/api/auth/login",
                        json={"email": "admin@localhost", "password": password})
     assert login.status_code == 200, login.text
-    return {"Authorization": f"Bearer {login.json()['token']}"}
+    session = {"Authorization": f"Bearer {login.json()['token']}"}
+    # The one-time password is changed before anything else is allowed.
+    changed = httpx.post(f"{base}/api/me/password", headers=session, json={
+        "current_password": password, "new_password": "a new password for the test"})
+    assert changed.status_code == 204, changed.text
+    return session
 
 
 @pytest.mark.skipif(bool(os.environ.get("SVC__DATABASE__URL")),

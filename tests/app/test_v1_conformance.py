@@ -27,7 +27,8 @@ import openai
 import pytest
 
 from tests.app.test_serve_process import free_port
-from tests.support.processes import stop_process
+from tests.support.api_users import first_admin, user_with_key
+from tests.support.processes import printed_once_serving, serve_logged, stop_process
 
 pytestmark = pytest.mark.e2e
 
@@ -39,25 +40,11 @@ PREFLIGHT = {"Origin": "https://tool.example", "Access-Control-Request-Method": 
 def _serve(dsn: str, data_dir: Path, port: int, key: str) -> tuple[subprocess.Popen, Path]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC__")}
     env.update(SVC__DATABASE__URL=dsn, SVC__STORAGE__DATA_DIR=str(data_dir),
-               SVC__SERVER__PORT=str(port), SVC__MESSAGE_ENCRYPTION_KEY=key)
+               SVC__SERVER__PORT=str(port), SVC__MESSAGE_ENCRYPTION_KEY=key,
+               SVC__SERVER__WORKERS="1")
     data_dir.mkdir(parents=True)
     log = data_dir / "out.log"
-    with log.open("w") as out:  # a file, not a pipe: a full pipe would stall the server
-        process = subprocess.Popen([sys.executable, "-m", "app.cli", "serve"], env=env,
-                                   stdout=out, stderr=subprocess.STDOUT)
-    return process, log
-
-
-def _printed_once_serving(process: subprocess.Popen, log: Path) -> str:
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        printed = log.read_text()
-        if "svc is serving" in printed:
-            return printed
-        if process.poll() is not None:
-            raise AssertionError(f"svc exited early:\n{printed}")
-        time.sleep(0.1)
-    raise AssertionError("svc did not start in time")
+    return serve_logged(["serve"], env, log), log
 
 
 @dataclass
@@ -70,17 +57,8 @@ class Deployment:
     def caller(self) -> tuple[str, dict[str, str]]:
         """A new user's key and session (on servers[0])."""
         self._users += 1
-        email, password = f"dev{self._users}@example.org", secrets.token_urlsafe(16)
-        base = self.servers[0]
-        made = httpx.post(f"{base}/api/admin/users", headers=self.root,
-                          json={"email": email, "password": password})
-        assert made.status_code == 201, made.text
-        token = httpx.post(f"{base}/api/auth/login",
-                           json={"email": email, "password": password}).json()["token"]
-        session = {"Authorization": f"Bearer {token}"}
-        key = httpx.post(f"{base}/api/profile/api-keys", headers=session,
-                         json={"name": "conformance"}).json()["key"]
-        return key, session
+        return user_with_key(self.servers[0], self.root, f"dev{self._users}@example.org",
+                             "conformance")
 
     def agent_of(self, session: dict[str, str]) -> str:
         made = httpx.post(f"{self.servers[0]}/api/agents", headers=session,
@@ -118,19 +96,12 @@ def deployment(postgres, tmp_path_factory) -> Iterator[Deployment]:
         key = secrets.token_hex(32)
         first, first_log = _serve(dsn, workdir / "a", free_port(), key)
         processes.append(first)
-        printed = _printed_once_serving(first, first_log)
-        password = re.search(r"one-time password (\S+)", printed).group(1)
+        printed = printed_once_serving(first, first_log)
         second, second_log = _serve(dsn, workdir / "b", free_port(), key)
         processes.append(second)
         servers = [re.search(r"svc is serving on (\S+)", text).group(1) for text in
-                   (printed, _printed_once_serving(second, second_log))]
-        token = httpx.post(f"{servers[0]}/api/auth/login", json={
-            "email": "admin@localhost", "password": password}).json()["token"]
-        root = {"Authorization": f"Bearer {token}"}
-        # The one-time password is changed before anything else is allowed.
-        changed = httpx.post(f"{servers[0]}/api/me/password", headers=root, json={
-            "current_password": password, "new_password": secrets.token_urlsafe(15)})
-        assert changed.status_code == 204, changed.text
+                   (printed, printed_once_serving(second, second_log))]
+        root = first_admin(servers[0], printed)
         for provider, base_url, model in (
                 ("fake", f"http://127.0.0.1:{upstream_port}/v1", "fake-small"),
                 ("gone", f"http://127.0.0.1:{free_port()}/v1", "gone-model")):

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import sys
+import time
+from pathlib import Path
 
 
 def stop_process(process: subprocess.Popen, timeout: float = 30) -> None:
@@ -16,3 +19,24 @@ def stop_process(process: subprocess.Popen, timeout: float = 30) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+def serve_logged(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    """``svc <args>`` with its output in ``log``: a file, not a pipe, since a full pipe
+    would stall the server."""
+    with log.open("w") as out:
+        return subprocess.Popen([sys.executable, "-m", "app.cli", *args], env=env,
+                                stdout=out, stderr=subprocess.STDOUT)
+
+
+def printed_once_serving(process: subprocess.Popen, log: Path, seconds: float = 90) -> str:
+    """What the server printed, once it says it serves."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        printed = log.read_text()
+        if "svc is serving" in printed:
+            return printed
+        if process.poll() is not None:
+            raise AssertionError(f"svc exited early:\n{printed}")
+        time.sleep(0.1)
+    raise AssertionError("svc did not start in time")

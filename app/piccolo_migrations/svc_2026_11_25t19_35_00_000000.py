@@ -1,0 +1,27 @@
+"""Scheduled runs claimed: each slot of a scheduled job runs in one process only.
+
+A process whose scheduler fires inserts (job, slot) first; the one whose insert
+lands runs the job, every other process (worker or host) skips that slot.
+"""
+
+from piccolo.apps.migrations.auto.migration_manager import MigrationManager
+
+from app.migration_sql import sql_step
+
+ID = "2026-11-25T19:35:00:000000"
+VERSION = "1.38.0"
+DESCRIPTION = "scheduled runs claimed once per slot"
+
+STATEMENTS = [
+    """CREATE TABLE scheduled_run (
+        job text NOT NULL,
+        slot date NOT NULL,
+        ran_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (job, slot))""",
+]
+
+
+async def forwards():
+    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
+    manager.add_raw(sql_step(STATEMENTS))
+    return manager
