@@ -20,8 +20,15 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.support.postgres import TestPostgres
+
+# No test asserts a timing, and hypothesis's per-example deadline is one: on a busy
+# machine (CI shares its cores) a first example that pays for an import or a warm-up
+# would fail the run for nothing.
+settings.register_profile("svc", deadline=None)
+settings.load_profile("svc")
 
 
 def pytest_configure(config) -> None:
