@@ -31,7 +31,7 @@ from core.spoken import (
     say_when,
 )
 
-__all__ = ["FAREWELL_TEXT", "next_step"]
+__all__ = ["DIALOGUE_TOOLS", "FAREWELL_TEXT", "next_step"]
 
 FAREWELL_TEXT = "Thank you for calling. Goodbye."
 REFERENCE_LENGTH = 6
@@ -176,6 +176,9 @@ _NEEDS = {"book": ("when", "name"), "change": ("reference", "when"),
 _TOOL = {"book": "book_appointment", "change": "change_appointment",
          "cancel": "cancel_appointment", "message": "take_message", "transfer": "put_through"}
 _CONFIRMED = ("book", "change", "cancel")
+#: The tools this dialogue drives itself; any other tool of an agent is called by the
+#: single-turn rules of ``core.local_model``.
+DIALOGUE_TOOLS = frozenset(_TOOL.values()) | {"offer_times", "end_call"}
 
 
 def _fill(task: _Task, text: str, now: dt.datetime, caller_number_known: bool) -> _Task:

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.call_dialogue import next_step
+from core.call_dialogue import DIALOGUE_TOOLS, next_step
 from core.local_replies import LocalAnswer, LocalToolCall
 from core.passages import Passage
 from core.pipeline import ToolFinished, ToolSpec, ToolStatus
@@ -100,6 +100,11 @@ def _on_call(turn: LocalTurn) -> LocalAnswer | LocalToolCall:
         return step
     if turn.tool_results:
         return LocalAnswer(_after_tool(turn.tool_results[-1]))
+    # A tool of the agent's own ("book_visit") is asked for as outside a call.
+    own_tools = [tool for tool in turn.tools if tool.name not in DIALOGUE_TOOLS]
+    intended = _intended_tool(turn.question, own_tools)
+    if intended is not None:
+        return _call_or_ask(intended, turn.question)
     answer = _extract(turn.question, turn.passages)
     if answer == NOT_FOUND_TEXT and any(t.name == "take_message" for t in turn.tools):
         answer += _OFFER_MESSAGE
