@@ -41,6 +41,7 @@ BY_ID: list[tuple[str, str, Any]] = [
     ("DELETE", "/api/libraries/{library}/documents/{document}", None),
     ("GET", "/api/chats/{chat}", None),
     ("DELETE", "/api/chats/{chat}", None),
+    ("PATCH", "/api/chats/{chat}", {"title": "Mine now"}),
     ("POST", "/api/chats/{chat}/messages", {"content": "Hello"}),
     ("DELETE", "/api/profile/api-keys/{api_key}", None),
     ("DELETE", "/api/profile/provider-keys/{provider_key}", None),
