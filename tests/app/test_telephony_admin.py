@@ -114,8 +114,9 @@ async def test_feature_overrides_need_config_manage_and_win_for_their_account(ap
 async def test_a_new_line_is_normalised_switched_off_and_shows_its_agents_tool_count(
         api, services):
     setup = await deployment(api, services, enabled=False)
-    await api.patch(f"/api/agents/{setup.agent_id}", headers=setup.owner,
-                    json={"tools": ["take_message", "book_slot"]})
+    tools = await api.patch(f"/api/agents/{setup.agent_id}", headers=setup.owner,
+                            json={"tools": ["take_message", "book_appointment"]})
+    assert tools.status_code == 200, tools.text
     line = setup.line
     assert line["e164"] == LINE_NUMBER and line["enabled"] is False
     assert line["provider"] == "carrier" and line["notice"] is None
