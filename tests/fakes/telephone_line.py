@@ -173,13 +173,17 @@ class FakeLine:
         inbound, frames = anyio.create_memory_object_stream(1000)
 
         listening = [False]  # waiting for the caller's turn, saying nothing
+        # The silence between turns and what the line says come from two tasks: one
+        # writer at a time, so their frames never interleave on the socket.
+        writing = anyio.Lock()
 
         async def write(pcm: bytes) -> None:
             # Answered at the caller's rate, in the caller's kind, as the service does.
             if connection.rate != 8000:
                 pcm = resample(pcm, 8000, connection.rate)
-            connection.send(SendAudio(pcm))
-            await stream.send(connection.data_to_send())
+            async with writing:
+                connection.send(SendAudio(pcm))
+                await stream.send(connection.data_to_send())
 
         async def send(pcm: bytes) -> None:
             listening[0] = False
@@ -229,13 +233,16 @@ class FakeLine:
                 tasks.start_soon(read)
                 tasks.start_soon(keep_busy)
                 await self._talk(send, receive_frames)
+                listening[0] = False
                 if self.behaviour.bad_kind is not None:
-                    await stream.send(bytes([self.behaviour.bad_kind, 0, 1, 0x31]))
+                    async with writing:
+                        await stream.send(bytes([self.behaviour.bad_kind, 0, 1, 0x31]))
                     await anyio.sleep(2)  # the reading task ends it once Asterisk closes
                     self.closed_after_fault = False
                 else:
-                    connection.send(SendHangup())
-                    await stream.send(connection.data_to_send())
+                    async with writing:
+                        connection.send(SendHangup())
+                        await stream.send(connection.data_to_send())
                 tasks.cancel_scope.cancel()
 
     # -- carrier audio

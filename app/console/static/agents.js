@@ -18,7 +18,7 @@ async function load() {
     { value: (a) => a.library_ids.map((id) => libraries.get(id) || id).join(", ") || "none" },
     { value: (a) => a.tool_count, num: true },
     { value: (a) => el("div", { class: "actions" },
-        el("a", { href: `/chat?agent=${encodeURIComponent(a.id)}`, "aria-label": `Try ${a.name} in the chat` }, "Try it"),
+        el("a", { href: `/chat?agent=${encodeURIComponent(a.id)}`, "aria-label": `Try it: ${a.name} in the chat` }, "Try it"),
         el("button", { type: "button", class: "secondary", "aria-label": `Edit ${a.name}`, onclick: () => edit(a) }, "Edit"),
         el("button", { type: "button", class: "danger", "aria-label": `Archive ${a.name}`, onclick: guarded(async () => {
           if (!(await confirmAction(`Archive the agent ${a.name}? Lines and chats using it stop answering.`))) return;
