@@ -113,7 +113,7 @@ def test_an_agent_shows_its_model_id_requests_and_tools(page, console, agent, si
     page.get_by_role("button", name="Save agent").click()
     expect(page.get_by_role("status")).to_have_text("Front desk is saved.")
 
-    page.get_by_role("link", name="Try Front desk in the chat").click()
+    page.get_by_role("link", name="Try it: Front desk in the chat").click()
     page.get_by_role("heading", level=1, name="Chat").wait_for()
     settled(page)
     expect(page.get_by_label("Agent")).to_have_value(agent["id"])
