@@ -60,10 +60,11 @@ onSubmit($("#agent-form"), async (values) => {
     library_ids: chosenLibraries(), tools: chosenTools() };
   if (editing) await api("PATCH", `/api/agents/${encodeURIComponent(editing.id)}`, body);
   else await api("POST", "/api/agents", body);
-  say(`${body.name} is saved.`);
   stopEditing();
   await loadTools();
   await load();
+  // Said only once the list shows what was saved, so an Edit clicked next opens the saved agent.
+  say(`${body.name} is saved.`);
 });
 
 start(async () => {

@@ -113,16 +113,18 @@ $("#l-e164").addEventListener("input", (event) => {
 });
 
 onSubmit($("#line-form"), async (values) => {
+  let saved;
   if (editing) {
     for (const field of CLEARABLE) if (!(field in values) && editing[field] !== null) values[field] = null;
     await api("PATCH", `${LINES}/${encodeURIComponent(editing.id)}`, values);
-    say(`${values.e164} is saved.`);
+    saved = `${values.e164} is saved.`;
   } else {
     const line = await api("POST", LINES, values);
-    say(`${line.e164} is registered, switched off until you enable it.`);
+    saved = `${line.e164} is registered, switched off until you enable it.`;
   }
   stopEditing();
   await loadLines();
+  say(saved);  // once the list shows it, so the next click acts on what was saved
 });
 
 async function loadChoices() {
