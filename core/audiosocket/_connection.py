@@ -9,6 +9,8 @@ closed the socket), take events with ``events_received``, hand outbound events t
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..errors import LocalProtocolError, RemoteProtocolError
 from ._events import AudioReceived, Event, HangupReceived, SendAudio, SendHangup
@@ -83,6 +85,31 @@ _OUTBOUND: dict[tuple[ConnectionState, type], ConnectionState] = {
 }
 
 
+def _states_where(table: Mapping[tuple[ConnectionState, Any], ConnectionState],
+                  inputs: Iterable[Any], *, staying: bool) -> frozenset[ConnectionState]:
+    """The states in which every one of ``inputs`` is allowed (and, when ``staying``,
+    leaves the state as it is)."""
+    inputs = tuple(inputs)
+    return frozenset(
+        state for state in ConnectionState
+        if all((state, given) in table and (not staying or table[(state, given)] is state)
+               for given in inputs)
+    )
+
+
+# The shortcuts below are read off the tables when the module loads, so they cannot
+# drift from them.
+#: Caller audio of any kind is a frame that changes no state: the per-frame fast path
+#: of ``_handle_frame`` runs only here.
+_AUDIO_STAYS = _states_where(_INBOUND, AUDIO_KIND_RATES, staying=True)
+#: Our audio changes no state: the per-frame fast path of ``send`` runs only here.
+_SENDING_AUDIO_STAYS = _states_where(_OUTBOUND, (SendAudio,), staying=True)
+#: A closed socket means what the hangup frame means where the peer may send that frame.
+_PEER_MAY_HANG_UP = _states_where(_INBOUND, (Kind.HANGUP,), staying=False)
+#: Where we may still send our hangup frame, a peer at fault gets one before the close.
+_WE_MAY_HANG_UP = _states_where(_OUTBOUND, (SendHangup,), staying=False)
+
+
 class AudioSocketConnection:
     """Sans-IO AudioSocket server side of one pbx call.
 
@@ -132,10 +159,14 @@ class AudioSocketConnection:
     def send(self, event: SendAudio | SendHangup) -> None:
         """Queue one outbound event; raises ``LocalProtocolError`` when the state does
         not allow it (audio before the identifier, anything after our hangup)."""
-        if type(event) is SendAudio and self._state is ConnectionState.OPEN:
-            # The common case, every 20 ms of a call: (OPEN, SendAudio) stays OPEN.
+        if type(event) is SendAudio and self._state in _SENDING_AUDIO_STAYS:
+            # The common case, every 20 ms of a call: the table keeps the state.
             self._outgoing.append(encode_frame(self._audio_kind, self._checked_audio(event.pcm)))
             return
+        self._send_by_table(event)
+
+    def _send_by_table(self, event: SendAudio | SendHangup) -> None:
+        """``send`` for any event in any state: the outbound table decides."""
         target = _OUTBOUND.get((self._state, type(event)))
         if target is None:
             raise LocalProtocolError(
@@ -160,13 +191,15 @@ class AudioSocketConnection:
             raise self._fail(str(exc)) from None
 
     def _handle_frame(self, kind: int, payload: bytes) -> None:
-        state = self._state
-        if (kind == self._audio_kind and (state is _S.OPEN or state is _S.HANGING_UP)
-                and not len(payload) % 2):
+        if kind == self._audio_kind and self._state in _AUDIO_STAYS and not len(payload) % 2:
             # The common case, every 20 ms of a call: whole-sample audio of the call's
-            # kind where the tables below allow it, which changes no state.
+            # kind where the table allows it and keeps the state.
             self._events.append(AudioReceived(pcm=payload, rate=self.rate))
             return
+        self._handle_frame_by_table(kind, payload)
+
+    def _handle_frame_by_table(self, kind: int, payload: bytes) -> None:
+        """``_handle_frame`` for any frame in any state: the inbound table decides."""
         # Order before content: a well-formed frame at the wrong time is named as such.
         target = _INBOUND.get((self._state, kind))
         if target is None and kind in _KNOWN_KINDS:
@@ -194,14 +227,14 @@ class AudioSocketConnection:
             )
         # Closing the socket is a hangup ("socket closure is also sufficient"); report
         # it unless the peer had already ended or never introduced a call.
-        if self._state in (ConnectionState.OPEN, ConnectionState.HANGING_UP):
+        if self._state in _PEER_MAY_HANG_UP:
             self._events.append(HangupReceived(closed_socket=True))
         self._state = ConnectionState.CLOSED
 
     def _fail(self, message: str) -> RemoteProtocolError:
         """Record the peer's fault and decide the reaction: hang up a call that was
         introduced, close silently otherwise."""
-        if self._state in (ConnectionState.OPEN, ConnectionState.PEER_HUNG_UP):
+        if self._state in _WE_MAY_HANG_UP:
             self._outgoing.append(encode_frame(Kind.HANGUP))
             reaction = Reaction.HANG_UP
         else:

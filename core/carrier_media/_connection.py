@@ -77,6 +77,10 @@ _OUTBOUND: dict[tuple[StreamState, type], StreamState] = {
     (_S.STREAMING, ClearAudio): _S.STREAMING,
 }
 
+#: Where the carrier may return marks, read off the inbound table when the module
+#: loads: only there is a mark we never sent ignored rather than out of order.
+_MARKS_RETURN_IN = frozenset(state for state, kind in _INBOUND if kind is MarkEcho)
+
 
 class CarrierConnection:
     """Sans-IO server side of one carrier media WebSocket.
@@ -184,7 +188,7 @@ class CarrierConnection:
         if isinstance(event, UnknownEvent):
             self._events.append(MessageIgnored(f"unknown event {event.name!r}"))
             return
-        if isinstance(event, MarkEcho) and self._state is StreamState.STREAMING and not (
+        if isinstance(event, MarkEcho) and self._state in _MARKS_RETURN_IN and not (
                 event.name in self._pending_marks or event.name in self._cleared_marks):
             self._events.append(MessageIgnored(f"mark {event.name!r} returned but never sent"))
             return

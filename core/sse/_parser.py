@@ -133,8 +133,10 @@ class SSEParser:
         return events
 
     def _clean(self) -> bool:
-        """Between events, past the BOM, no CR pending: the fast path may run."""
-        return not (self._buffer or self._data or self._event_type or self._at_start or self._skip_lf)
+        """Between events (no field of the next one read yet, a ``retry`` included),
+        past the BOM, no CR pending: the fast path may run."""
+        return not (self._buffer or self._data or self._event_type or self._at_start
+                    or self._skip_lf or self._retry is not None)
 
     def _feed_whole_events(self, data: bytes) -> list[ServerSentEvent]:
         """The fast path for the usual chunk: whole events, LF line ends.

@@ -1,0 +1,102 @@
+"""AudioSocket: the per-frame fast paths agree with the transition tables.
+
+``AudioSocketConnection`` shortcuts its tables for caller audio and our audio, the two
+things that happen every 20 ms. ``TableOnly`` is the same connection with both
+shortcuts removed, so every frame and every send goes through the tables; fed the same
+bytes, cut anywhere, and asked to send the same things, both must say the same.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.audiosocket import (
+    AUDIO_KIND_RATES,
+    AudioSocketConnection,
+    ConnectionState,
+    Kind,
+    SendAudio,
+    SendHangup,
+    frame_bytes,
+)
+from core.audiosocket import _connection
+from core.errors import LocalProtocolError, RemoteProtocolError
+from tests.core.test_audiosocket import frame, split
+
+
+class TableOnly(AudioSocketConnection):
+    """The connection without its fast paths: the tables decide everything."""
+
+    _handle_frame = AudioSocketConnection._handle_frame_by_table
+    send = AudioSocketConnection._send_by_table  # type: ignore[assignment]
+
+
+def test_the_shortcut_states_are_read_off_the_tables():
+    audio_stays = {state for state in ConnectionState
+                   if all(_connection._INBOUND.get((state, kind)) is state
+                          for kind in AUDIO_KIND_RATES)}
+    assert _connection._AUDIO_STAYS == audio_stays == {ConnectionState.OPEN,
+                                                       ConnectionState.HANGING_UP}
+    assert _connection._SENDING_AUDIO_STAYS == {ConnectionState.OPEN}
+    assert _connection._PEER_MAY_HANG_UP == {state for state, kind in _connection._INBOUND
+                                             if kind == Kind.HANGUP}
+    assert _connection._WE_MAY_HANG_UP == {state for state, kind in _connection._OUTBOUND
+                                           if kind is SendHangup}
+
+
+_AUDIO_KINDS = sorted(AUDIO_KIND_RATES)
+_KINDS = [int(kind) for kind in Kind] + [0x02, 0x04, 0x20, 0xFE]
+
+_frames = st.one_of(
+    # Mostly audio, as a call is: even and odd lengths, the call's kind and others.
+    st.tuples(st.sampled_from(_AUDIO_KINDS), st.integers(0, 40)).map(
+        lambda kind_size: frame(kind_size[0], bytes(range(kind_size[1])))),
+    st.sampled_from("0123456789*#ABCDx").map(lambda digit: frame(Kind.DTMF, digit.encode())),
+    st.just(frame(Kind.IDENTIFIER, uuid.UUID(int=7).bytes)),
+    st.sampled_from([frame(Kind.HANGUP), frame(Kind.ERROR), frame(Kind.ERROR, b"\x01")]),
+    # Anything at all: unknown kinds, payloads that do not fit their kind.
+    st.tuples(st.sampled_from(_KINDS), st.binary(max_size=20)).map(lambda kb: frame(*kb)),
+    # A header announcing more than the cap.
+    st.just(bytes([Kind.AUDIO]) + (0xFFFF).to_bytes(2, "big")),
+)
+_steps = st.lists(st.sampled_from(["bytes", "bytes", "bytes", "bytes", "audio", "short_audio",
+                                   "hangup", "eof"]), max_size=40)
+
+
+def _run(connection: AudioSocketConnection, chunks: list[bytes], steps: list[str]) -> list:
+    """What the connection said after each step: events, errors, bytes, state, rate."""
+    chunks = list(chunks)
+    said = []
+    for step in steps:
+        outcome = None
+        try:
+            if step == "bytes":
+                if not chunks:
+                    continue
+                connection.receive_data(chunks.pop(0))
+            elif step == "eof":
+                connection.receive_data(b"")
+            elif step == "hangup":
+                connection.send(SendHangup())
+            else:
+                size = frame_bytes(connection.rate) - (step == "short_audio")
+                connection.send(SendAudio(bytes(size)))
+        except RemoteProtocolError as exc:
+            outcome = ("remote", str(exc), exc.hint)
+        except LocalProtocolError as exc:
+            outcome = ("local", str(exc))
+        said.append((step, outcome, connection.events_received(), connection.data_to_send(),
+                     connection.state, connection.rate))
+    return said
+
+
+@settings(max_examples=400)
+@given(opens=st.booleans(), frames=st.lists(_frames, max_size=25),
+       cuts=st.lists(st.integers(min_value=0), max_size=30), steps=_steps)
+def test_the_fast_paths_say_what_the_tables_say(opens, frames, cuts, steps):
+    data = (frame(Kind.IDENTIFIER, uuid.UUID(int=1).bytes) if opens else b"") + b"".join(frames)
+    chunks = split(data, cuts)
+    assert _run(AudioSocketConnection(), chunks, steps) == _run(TableOnly(), chunks, steps)
