@@ -20,6 +20,7 @@ from typing import Iterator
 from app import config as boot_config
 from app.log_format import configure_logging
 from app.message_key import StartKey, key_file, key_for_start
+from core.host_port import InvalidHostPort, parse_host_port
 
 EX_USAGE, EX_DATAERR, EX_UNAVAILABLE, EX_CANTCREAT, EX_CONFIG = 64, 65, 69, 73, 78
 
@@ -331,11 +332,11 @@ def _at_telephone_level(steps: list, args: argparse.Namespace) -> list:
 
 
 def _audiosocket_address(text: str | None) -> tuple[str, int]:
-    host, _, port = (text or "").rpartition(":")
-    if not host or not port.isdigit():
-        raise Exit(EX_USAGE, "give the AudioSocket listen address as --audiosocket HOST:PORT "
-                             "(the server's telephony.pbx_listen)")
-    return host.strip("[]"), int(port)
+    try:
+        return parse_host_port(text or "")
+    except InvalidHostPort as exc:
+        raise Exit(EX_USAGE, f"give the AudioSocket listen address as --audiosocket HOST:PORT "
+                             f"(the server's telephony.pbx_listen): {exc}") from None
 
 
 def _local_synthesiser():

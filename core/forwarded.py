@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from .host_port import host_of
+
 __all__ = ["Hop", "Origin", "TrustedProxies", "origin", "parse_trusted_proxies"]
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -39,13 +41,8 @@ _SEPARATORS = re.compile(r"[\s,]+")
 def _address(text: str) -> Address | None:
     """An address from a header entry: ``1.2.3.4``, ``1.2.3.4:80``, ``[::1]:80``,
     ``::1``; None for anything else (``unknown``, obfuscated ``_names``, garbage)."""
-    text = text.strip().strip('"').strip()
-    if text.startswith("["):
-        text = text[1:].partition("]")[0]
-    elif text.count(":") == 1:
-        text = text.partition(":")[0]
     try:
-        found = ipaddress.ip_address(text)
+        found = ipaddress.ip_address(host_of(text.strip().strip('"')))
     except ValueError:
         return None
     if isinstance(found, ipaddress.IPv6Address) and found.ipv4_mapped is not None:

@@ -14,6 +14,8 @@ import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from .host_port import host_of
+
 __all__ = ["OwnHosts", "host_name"]
 
 _WILDCARDS = ("0.0.0.0", "::", "")
@@ -22,12 +24,7 @@ _LOOPBACK_NAMES = ("localhost", "localhost.")
 
 def host_name(host: str) -> str:
     """The name in a ``Host`` value, lower-case, without port or IPv6 brackets."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[1:].partition("]")[0]
-    if host.count(":") == 1:
-        return host.partition(":")[0]
-    return host
+    return host_of(host).lower()
 
 
 def _literal(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:

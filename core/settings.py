@@ -15,12 +15,12 @@ one's value while its own is null (``voice.phone.*`` follows ``voice.*``;
 from __future__ import annotations
 
 import enum
-import ipaddress
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .egress import parse_allow_hosts
 from .forwarded import parse_trusted_proxies
+from .host_port import InvalidHostPort, parse_host_port
 from .phone_numbers import is_region
 
 __all__ = [
@@ -108,14 +108,10 @@ def _http_url(value: str) -> str | None:
 
 
 def _listen_address(value: str) -> str | None:
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
-        return "must be host:port, for example 10.0.0.5:9092"
     try:
-        ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        if not host or not all(part.isalnum() or "-" in part for part in host.split(".")):
-            return "host must be an IP address or a host name"
+        parse_host_port(value)
+    except InvalidHostPort as exc:
+        return f"is not a usable address: {exc}"
     return None
 
 

@@ -52,14 +52,13 @@ from core.audiosocket import (
     frame_bytes,
 )
 from core.errors import RemoteProtocolError
+from core.host_port import parse_host_port
 from kernels.resample import Resampler
 
 __all__ = [
     "IDENTIFY_SECONDS",
     "AudioSocketTransport",
-    "InvalidListenAddress",
     "bind_audiosocket",
-    "parse_listen_address",
     "serve_audiosocket",
     "serve_audiosockets",
 ]
@@ -76,22 +75,10 @@ CallT = TypeVar("CallT")
 _STREAM_ERRORS = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
 
 
-class InvalidListenAddress(ValueError):
-    """``telephony.pbx_listen`` is not ``host:port``."""
-
-
-def parse_listen_address(address: str) -> tuple[str | None, int]:
-    """``host:port`` (``[v6]:port``; an empty host listens on every interface)."""
-    host, colon, port_text = address.strip().rpartition(":")
-    if not colon or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise InvalidListenAddress(f"listen address {address!r} is not host:port")
-    host = host.strip("[]")
-    return host or None, int(port_text)
-
-
 async def bind_audiosocket(address: str) -> SocketListener:
-    """Bind the listen address; raises ``InvalidListenAddress`` or ``OSError``."""
-    host, port = parse_listen_address(address)
+    """Bind the listen address (``core.host_port`` rules); raises ``InvalidHostPort``
+    or ``OSError``."""
+    host, port = parse_host_port(address)
     listener = await anyio.create_tcp_listener(local_host=host, local_port=port,
                                                reuse_port=False)
     return listener  # type: ignore[return-value]

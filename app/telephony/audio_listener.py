@@ -19,16 +19,12 @@ import socket
 
 from anyio.abc import SocketListener
 
-from adapters.voice.audiosocket import (
-    InvalidListenAddress,
-    bind_audiosocket,
-    parse_listen_address,
-    serve_audiosockets,
-)
+from adapters.voice.audiosocket import bind_audiosocket, serve_audiosockets
 from app.services.settings import Settings
 from app.telephony.admission import DATABASE_ERRORS
 from app.telephony.listener_state import ListenerState
 from app.telephony.voice import CallVoice
+from core.host_port import InvalidHostPort, parse_host_port
 
 __all__ = ["AudioListener", "BoundListener"]
 
@@ -44,16 +40,10 @@ def bind_for_workers(address: str | None) -> BoundListener | None:
     if not address:
         return None
     try:
-        host, port = parse_listen_address(address)
-        if host is None and socket.has_dualstack_ipv6():
-            sock = socket.create_server(("", port), family=socket.AF_INET6,
-                                        dualstack_ipv6=True, backlog=2048)
-        else:
-            family = socket.getaddrinfo(host or "0.0.0.0", port,
-                                        type=socket.SOCK_STREAM)[0][0]
-            sock = socket.create_server((host or "0.0.0.0", port), family=family,
-                                        backlog=2048)
-    except (InvalidListenAddress, OSError) as exc:
+        host, port = parse_host_port(address)
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        sock = socket.create_server((host, port), family=family, backlog=2048)
+    except (InvalidHostPort, OSError) as exc:
         log.error("cannot listen for the telephone system on %s: %s", address, exc)
         return address, None
     log.info("listening for the telephone system on %s", address)
@@ -87,7 +77,7 @@ class AudioListener:
             return
         try:
             listener = await bind_audiosocket(address)
-        except (InvalidListenAddress, OSError) as exc:
+        except (InvalidHostPort, OSError) as exc:
             log.error("cannot listen for the telephone system on %s: %s", address, exc)
             return
         log.info("listening for the telephone system on %s", address)

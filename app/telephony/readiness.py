@@ -34,6 +34,7 @@ from app.telephony.settings_resource import effective_public_base, media_url, pu
 from app.telephony.signalling import MEDIA_PATH, VOICE_PATH
 from app.voice.engines import LOCAL, synthesiser_for
 from core.refusals import SUPPORTED_SAMPLE_RATES, streaming_synthesiser_configured
+from core.host_port import InvalidHostPort, parse_host_port
 
 CHECK_IDS = ("feature", "provider", "carrier_credential", "public_address", "listen_address",
              "shared_secret", "message_key", "recognition_rate", "synthesiser", "lines",
@@ -73,11 +74,11 @@ async def tcp_listening(address: str | None) -> bool:
     runs in another process than the listener)."""
     if not address:
         return False
-    host, _, port = address.rpartition(":")
     try:
+        host, port = parse_host_port(address)
         with anyio.fail_after(2):
-            stream = await anyio.connect_tcp(host.strip("[]"), int(port))
-    except (OSError, TimeoutError, ValueError):
+            stream = await anyio.connect_tcp(host, port)
+    except (InvalidHostPort, OSError, TimeoutError):
         return False
     await stream.aclose()
     return True
