@@ -5,15 +5,17 @@ protocols (``audiosocket.py`` for pbx, ``carrier.py`` for the carrier's media
 WebSocket). Both carry 8 kHz audio; the transports hand the session 16-bit linear
 PCM whatever the wire carries (μ-law is decoded and encoded there).
 
-The engine shapes are those of ``adapters.speech`` (synthesis, recognition, turn
-detection); they are restated structurally here so that a session can be driven by
-any object of that shape, fakes included.
+The engine shapes are the protocols of ``adapters.speech.base`` (synthesis,
+recognition, turn detection), declared there once and named here for the session;
+being protocols, any object of that shape drives a session, fakes included.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Protocol
+
+from adapters.speech.base import Recogniser, Synthesiser, TurnDetector
 
 __all__ = [
     "FRAME_BYTES",
@@ -92,20 +94,6 @@ async def pull_audio(transport: CallTransport, on_audio: Callable[[bytes], None]
             on_key(item)
         elif item:
             on_audio(item)  # type: ignore[arg-type]
-
-
-class Synthesiser(Protocol):
-    sample_rate: int
-
-    def stream(self, text: str) -> AsyncIterator[bytes]: ...
-
-
-class Recogniser(Protocol):
-    async def transcribe(self, pcm16: bytes, sample_rate: int) -> str: ...
-
-
-class TurnDetector(Protocol):
-    async def end_of_turn(self, transcript: str) -> float: ...
 
 
 class CallEngines(Protocol):
