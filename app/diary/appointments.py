@@ -35,6 +35,7 @@ from app.http.errors import Conflict, NotFound, Unprocessable
 from app.notify.outbox import enqueue
 from app.services.access import parse_id
 from app.services.audit import AuditLog
+from app.services.listing import equals, listing_query, where
 from core.diary import (
     REFERENCE_BYTES,
     AppointmentEffect,
@@ -181,17 +182,15 @@ class Appointments:
     async def list(self, account_id: UUID, *, include_cancelled: bool = False,
                    since: dt.datetime | None = None) -> list[dict[str, Any]]:
         """The account's appointments, soonest first; by default the live ones."""
-        clauses, args = ["account_id = $1"], [account_id]
-        if not include_cancelled:
-            clauses.append("state <> 'cancelled'")
-        if since is not None:
-            args.append(since)
-            clauses.append(f"ends_at > ${len(args)}")
+        sql, args = listing_query(
+            f"SELECT {_COLUMNS} FROM appointment",
+            [equals("account_id", account_id),
+             None if include_cancelled else where("state <> 'cancelled'"),
+             None if since is None else where("ends_at > {}", since)],
+            order_by="starts_at, id")
         async with db.connection() as connection:
             timezone = (await load_diary(connection, account_id)).diary.timezone
-            rows = await connection.fetch(
-                f"SELECT {_COLUMNS} FROM appointment WHERE {' AND '.join(clauses)} "
-                "ORDER BY starts_at, id", *args)
+            rows = await connection.fetch(sql, *args)
         return [appointment_view(dict(row), timezone) for row in rows]
 
     async def get(self, account_id: UUID | None, appointment_id: str | UUID) -> dict[str, Any]:

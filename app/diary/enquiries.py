@@ -20,6 +20,7 @@ from app import db
 from app.http.errors import NotFound, Unprocessable
 from app.notify.outbox import enqueue
 from app.services.access import parse_id
+from app.services.listing import equals, listing_query
 from app.telephony.call_context import CallContext
 from core.notifications import EventKind, notification_text
 
@@ -83,22 +84,14 @@ class Enquiries:
     async def list(self, account_id: UUID | None, *, status: str | None = None,
                    limit: int = DEFAULT_LIMIT) -> list[dict[str, Any]]:
         """Newest first; ``account_id`` None lists every account's (telephony.manage)."""
-        clauses, args = [], []
-        if account_id is not None:
-            args.append(account_id)
-            clauses.append(f"account_id = ${len(args)}")
-        if status is not None:
-            if status not in STATUSES:
-                raise Unprocessable(f"status must be one of {', '.join(STATUSES)}.",
-                                    field="status")
-            args.append(status)
-            clauses.append(f"status = ${len(args)}")
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        args.append(limit)
+        if status is not None and status not in STATUSES:
+            raise Unprocessable(f"status must be one of {', '.join(STATUSES)}.", field="status")
+        sql, args = listing_query(
+            f"SELECT {_COLUMNS} FROM enquiry",
+            [equals("account_id", account_id), equals("status", status)],
+            order_by="created_at DESC, id DESC", limit=limit)
         async with db.connection() as connection:
-            rows = await connection.fetch(
-                f"SELECT {_COLUMNS} FROM enquiry {where} ORDER BY created_at DESC, id DESC "
-                f"LIMIT ${len(args)}", *args)
+            rows = await connection.fetch(sql, *args)
         return [enquiry_view(dict(row)) for row in rows]
 
     async def get(self, account_id: UUID | None, enquiry_id: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from uuid import UUID
 from app import db
 from app.http.errors import NotFound, Unprocessable
 from app.services.access import parse_id
+from app.services.listing import below, equals, listing_query
 from core.call_outcome import CallInput, CallOutcome, OutcomeEffect, OutcomeMachine
 from core.errors import LocalProtocolError
 
@@ -102,23 +103,17 @@ class CallLog:
         if not 1 <= limit <= MAX_PAGE:
             raise Unprocessable(f"limit must be 1 to {MAX_PAGE}.", code="out_of_range",
                                 field="limit")
-        clauses, args = [], []
-        if number_id is not None:
-            args.append(parse_id(number_id, "line"))
-            clauses.append(f"number_id = ${len(args)}")
-        if outcome is not None:
-            if outcome not in OUTCOMES:
-                raise Unprocessable(f"outcome must be one of {', '.join(OUTCOMES)}.",
-                                    field="outcome")
-            args.append(outcome)
-            clauses.append(f"outcome = ${len(args)}")
-        if before is not None:
-            args.extend(decode_cursor(before))
-            clauses.append(f"(started_at, id) < (${len(args) - 1}, ${len(args)})")
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        args.append(limit + 1)
-        sql = (f"SELECT {_COLUMNS} FROM telephony_call {where} "
-               f"ORDER BY started_at DESC, id DESC LIMIT ${len(args)}")
+        line = parse_id(number_id, "line") if number_id is not None else None
+        if outcome is not None and outcome not in OUTCOMES:
+            raise Unprocessable(f"outcome must be one of {', '.join(OUTCOMES)}.",
+                                field="outcome")
+        page_after = (below(("started_at", "id"), decode_cursor(before))
+                      if before is not None else None)
+        # One row more than the page: whether it came says whether a next page exists.
+        sql, args = listing_query(
+            f"SELECT {_COLUMNS} FROM telephony_call",
+            [equals("number_id", line), equals("outcome", outcome), page_after],
+            order_by="started_at DESC, id DESC", limit=limit + 1)
         async with db.connection() as connection:
             rows = [dict(row) for row in await connection.fetch(sql, *args)]
         more = len(rows) > limit
