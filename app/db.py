@@ -10,6 +10,24 @@ asyncpg otherwise makes; and their commits do not wait for the disk
 (``synchronous_commit`` off): on a busy disk a flush costs ~10 ms, ten times the whole
 rest of a passthrough call. A crash can lose the last fraction of a second of counts
 and usage rows, never consistency, and never anything written through the main pool.
+
+Piccolo or raw SQL — the rule:
+
+* **Piccolo's query builder** (``Table.select/insert/update/delete/exists``) for the
+  rows of one table read or written by key or by a plain filter: the table class checks
+  the column names and the query reads as Python.
+* **Raw SQL on** ``connection()`` (asyncpg, ``$1`` placeholders) for what the builder
+  cannot say or hides: row locks (``FOR UPDATE``, ``SKIP LOCKED``), compare-and-set
+  updates, ``ON CONFLICT`` upserts, ``DISTINCT ON``, aggregates, joins, row-value
+  cursors, a constraint's violation to catch, and statements that must share one
+  transaction. Where a module needs raw SQL for a table, it keeps every statement on
+  that table raw, one style per table. Filtered, paged listings are written by
+  ``app.services.listing.listing_query``.
+* Raw SQL is written one way: not ``Table.raw(...)``, whose ``{}`` placeholders are a
+  second dialect of it.
+* Values are always parameters, never formatted into the text; only column lists and
+  fragments fixed in the code are.
+* ``fast_connection()`` only for the single statements of the ``/v1`` hot path.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from uuid import UUID
 
 from adapters.egress_http import EgressRefused, precheck
 from adapters.notify_sender import NotificationSender
+from app import db
 from app.crypto import EncryptionKeyMissing, SecretBox, key_missing
 from app.http.errors import Conflict, NotFound, TooManyRequests, Unprocessable
 from app.notify.attempts import UNREADABLE, finish_attempt, start_attempt
@@ -32,7 +33,7 @@ from app.services.access import owner_or_admin, parse_id
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
 from app.services.settings import Settings
-from app.tables import Account, NotifyAttempt, NotifyTarget
+from app.tables import Account, NotifyTarget
 from core.bursts import BurstPolicy, Bursts
 from core.egress import display_host
 from core.notifications import (
@@ -136,10 +137,11 @@ class NotifyTargets:
     async def _last_attempts(self, target_ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
         if not target_ids:
             return {}
-        rows = await NotifyAttempt.raw(
-            "SELECT DISTINCT ON (target_id) target_id, result, status_code, detail, started_at "
-            "FROM notify_attempt WHERE target_id = ANY({}) "
-            "ORDER BY target_id, started_at DESC, id DESC", target_ids)
+        async with db.connection() as connection:
+            rows = await connection.fetch(
+                "SELECT DISTINCT ON (target_id) target_id, result, status_code, detail, "
+                "started_at FROM notify_attempt WHERE target_id = ANY($1::uuid[]) "
+                "ORDER BY target_id, started_at DESC, id DESC", target_ids)
         return {row["target_id"]: _attempt_view(row) for row in rows}
 
     async def _view(self, row: dict[str, Any]) -> dict[str, Any]:
@@ -225,12 +227,13 @@ class NotifyTargets:
         """The latest attempts to post to the target, newest first, with the event each
         was for (``test`` for a live test) — never the text, which names the caller."""
         row = await self._row(identity, target_id)
-        rows = await NotifyAttempt.raw(
-            "SELECT a.number, a.result, a.status_code, a.detail, a.started_at, "
-            "coalesce(o.event, 'test') AS event, o.status AS notification_status "
-            "FROM notify_attempt a LEFT JOIN notify_outbox o ON o.id = a.outbox_id "
-            "WHERE a.target_id = {} ORDER BY a.started_at DESC, a.id DESC LIMIT {}",
-            row["id"], limit)
+        async with db.connection() as connection:
+            rows = await connection.fetch(
+                "SELECT a.number, a.result, a.status_code, a.detail, a.started_at, "
+                "coalesce(o.event, 'test') AS event, o.status AS notification_status "
+                "FROM notify_attempt a LEFT JOIN notify_outbox o ON o.id = a.outbox_id "
+                "WHERE a.target_id = $1 ORDER BY a.started_at DESC, a.id DESC LIMIT $2",
+                row["id"], limit)
         return [{**_attempt_view(attempt), "number": attempt["number"],
                  "event": attempt["event"],
                  "notification_status": attempt["notification_status"]} for attempt in rows]

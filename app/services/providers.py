@@ -100,9 +100,10 @@ class Providers:
     async def _ensure_unique_models(self, models: list[str], except_id: UUID | None) -> None:
         if not models:
             return
-        taken = await Provider.raw(
-            "SELECT name, models FROM provider WHERE models && {}::text[] "
-            "AND ({}::uuid IS NULL OR id <> {}::uuid)", models, except_id, except_id)
+        async with db.connection() as connection:
+            taken = await connection.fetch(
+                "SELECT name, models FROM provider WHERE models && $1::text[] "
+                "AND ($2::uuid IS NULL OR id <> $2::uuid)", models, except_id)
         if taken:
             clash = sorted(set(models) & set(taken[0]["models"]))[0]
             raise Conflict(f"Model {clash!r} is already served by provider {taken[0]['name']!r}.",

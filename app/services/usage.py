@@ -20,7 +20,7 @@ from typing import Any
 from uuid import UUID
 
 from app import db
-from app.tables import ApiKey, UsageEvent
+from app.tables import ApiKey
 
 log = logging.getLogger("svc.usage")
 
@@ -125,15 +125,16 @@ class Usage:
         }[by]
         columns = group if by == "day_source" else f"{group} AS bucket"
         order = "1, 2" if by == "day_source" else "1"
-        rows = await UsageEvent.raw(
-            f"SELECT {columns}, count(*) AS requests, "
-            "coalesce(sum(prompt_tokens), 0) AS prompt_tokens, "
-            "coalesce(sum(completion_tokens), 0) AS completion_tokens, "
-            "count(*) FILTER (WHERE outcome = 'error') AS errors, "
-            "count(*) FILTER (WHERE outcome = 'client_disconnected') AS disconnected, "
-            "coalesce(round(avg(latency_ms)), 0)::int AS avg_latency_ms "
-            f"FROM usage_event WHERE at >= {{}} AND at < {{}} GROUP BY {order} ORDER BY {order}",
-            since, until)
+        async with db.connection() as connection:
+            rows = [dict(row) for row in await connection.fetch(
+                f"SELECT {columns}, count(*) AS requests, "
+                "coalesce(sum(prompt_tokens), 0) AS prompt_tokens, "
+                "coalesce(sum(completion_tokens), 0) AS completion_tokens, "
+                "count(*) FILTER (WHERE outcome = 'error') AS errors, "
+                "count(*) FILTER (WHERE outcome = 'client_disconnected') AS disconnected, "
+                "coalesce(round(avg(latency_ms)), 0)::int AS avg_latency_ms "
+                f"FROM usage_event WHERE at >= $1 AND at < $2 GROUP BY {order} ORDER BY {order}",
+                since, until)]
         if by == "key":
             await _name_keys(rows)
         return rows
