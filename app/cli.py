@@ -135,12 +135,11 @@ def _serve_here(sock: socket.socket, services, *, ready, pool_size: int = 20,
     runs once it serves."""
     import uvicorn
 
-    from app.main import create_app, tune_collection_for_serving
+    from app.main import create_app
     from app.serving import server_config
 
     app = create_app(services, pool_size=pool_size, scheduled_jobs=scheduled_jobs,
-                     audio_listener=audio_listener)
-    tune_collection_for_serving(app)
+                     audio_listener=audio_listener, collect_on_beat=True)
 
     async def announce(_) -> None:
         ready()

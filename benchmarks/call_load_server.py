@@ -59,7 +59,7 @@ def main() -> None:
     from app.cli import _listening_socket
     from app.config import BootConfig
     from app.log_format import configure_logging
-    from app.main import create_app, tune_collection_for_serving
+    from app.main import create_app
     from app.services.bundle import Services
     from app.voice.engines import CallEngines
 
@@ -82,8 +82,7 @@ def main() -> None:
             print(f"one-time password {password}", flush=True)
 
     asyncio.run(prepare())
-    app = create_app(services)
-    tune_collection_for_serving(app)
+    app = create_app(services, collect_on_beat=True)
 
     async def announce(_) -> None:
         print("svc is serving", flush=True)

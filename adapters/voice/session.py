@@ -46,7 +46,6 @@ from adapters.voice.transport import (
     CallEngines,
     CallTransport,
     TransportBroken,
-    relay_audio,
 )
 from core.call_outcome import CallInput
 from core.voice import (
@@ -310,7 +309,7 @@ class _CallSession:
 
     async def _read(self) -> None:
         try:
-            await relay_audio(self.transport, self._caller_audio, self._caller_key)
+            await self.transport.relay(self._caller_audio, self._caller_key)
             self._feed(CallerHungUp())
         except TransportBroken as exc:
             log.info("audio connection broke: %s", exc)

@@ -102,14 +102,14 @@ class RelayedCall:
 
     async def handle(self, stream: FrameStream) -> None:
         from adapters.voice.audiosocket import AudioSocketTransport
-        from adapters.voice.transport import TransportBroken, relay_audio
+        from adapters.voice.transport import TransportBroken
         from core.audiosocket import AudioSocketConnection
 
         connection = AudioSocketConnection()
         connection.receive_data(await stream.receive())  # the identifier, maybe audio
         transport = AudioSocketTransport(stream, connection, connection.events_received()[1:])
         try:
-            await relay_audio(transport, self.heard.append)
+            await transport.relay(self.heard.append)
             self.ending.append(f"hung up after {len(self.heard)} frames")
         except TransportBroken:
             self.ending.append(f"broken after {len(self.heard)} frames")

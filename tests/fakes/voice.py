@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from adapters.voice.transport import CallTransport
 from core.call_outcome import CallInput
 
 SPEECH_MS_PER_CHAR = 40
@@ -130,7 +131,7 @@ class FakeRecorder:
         self.closed = True
 
 
-class MemoryTransport:
+class MemoryTransport(CallTransport):
     """A ``CallTransport`` fed by a ``Caller`` through an in-memory stream. It writes
     frames at once from the ticker (``frame_writer``, as AudioSocket does) unless
     ``writes_at_once`` is False (then only by awaiting, as the carrier does)."""
