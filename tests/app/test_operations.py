@@ -90,8 +90,8 @@ async def test_a_serving_listener_collects_on_the_calls_beat_and_gives_collectio
     try:
         # Made by the listener, held by the loop's ticker every call's player joins.
         schedule = frame_ticker().collection
-        assert schedule is listener.collection
         assert isinstance(schedule, CollectionSchedule if serving else NoSchedule)
+        assert (schedule is listener.collection) is serving
         # The start-up objects are out of the collector's sight.
         assert (gc.get_freeze_count() > 0) is serving
     finally:
