@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -127,6 +128,9 @@ def _setup(base: str, password: str, pbx_port: int) -> tuple:
     call = json_caller(base)
     token = call("POST", "/api/auth/login", {"email": "admin@localhost",
                                               "password": password})["token"]
+    # The one-time password is changed before anything else is allowed.
+    call("POST", "/api/me/password", {"current_password": password,
+                                       "new_password": secrets.token_urlsafe(15)}, token)
     for key, value in (("features.telephony", True), ("features.voice", True),
                        ("features.voice_live", True), ("voice_live.tts_stream", True),
                        ("voice_live.tts_stream_url", "local"),
