@@ -229,7 +229,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_admin_create(args: argparse.Namespace) -> int:
-    from app.http.errors import ApiError
+    from app.errors import ApiError
     from app.services.bundle import Services
 
     start = _load_config(args)

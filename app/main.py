@@ -14,8 +14,9 @@ from adapters.voice.collection import install_collection_schedule
 
 from app import console, db
 from app.console.pages import configure_console
+from app.errors import NotFound
 from app.http.docs import configure_docs
-from app.http.errors import NotFound, configure_errors
+from app.http.errors import configure_errors
 from app.http.front_door import FrontDoorApplication
 from app.http.middleware import RequestContext
 from app.http.same_origin import SameOriginWrites

@@ -17,7 +17,7 @@ from typing import Any
 from uuid import UUID
 
 from app import db
-from app.http.errors import NotFound, Unprocessable
+from app.errors import NotFound, Unprocessable
 from app.notify.outbox import enqueue
 from app.services.access import parse_id
 from app.telephony.call_context import CallContext

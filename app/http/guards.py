@@ -15,7 +15,7 @@ from uuid import UUID
 
 from blacksheep import Request
 
-from app.http.errors import Forbidden, NotFound, Unauthorized
+from app.errors import Forbidden, NotFound, Unauthorized
 from app.services.access import owner_or_admin
 from app.services.accounts import Identity
 from app.services.bundle import Services

@@ -19,7 +19,8 @@ from uuid import UUID
 
 from blacksheep import Request, Response, Router
 
-from app.http.errors import Unprocessable, json_response
+from app.errors import Unprocessable
+from app.http.errors import json_response
 from app.http.guards import administrator, query_value
 from app.services.audit_names import name_entries
 from app.services.bundle import Services

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from blacksheep import Request, Response, Router
 
+from app.errors import Unprocessable
 from app.http.bodies import Body, read_body
 from app.http.docs import accepts
-from app.http.errors import Unprocessable, json_response
+from app.http.errors import json_response
 from app.http.guards import addressed_account, signed_in
 from app.services.bundle import Services
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from blacksheep import Content, Request, Response, Router
 
-from app.http.errors import Forbidden, NotFound
+from app.errors import Forbidden, NotFound
 from app.services.bundle import Services
 from app.telephony.signalling import KEY_HEADER
 

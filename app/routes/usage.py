@@ -8,7 +8,8 @@ import datetime as dt
 
 from blacksheep import Request, Response, Router
 
-from app.http.errors import Unprocessable, json_response
+from app.errors import Unprocessable
+from app.http.errors import json_response
 from app.http.guards import administrator
 from app.services.bundle import Services
 

@@ -36,7 +36,7 @@ import anyio
 from adapters.providers import ProviderClient, Timeouts, UpstreamError
 from app.diary.clock import Clock
 from app.diary.diaries import diary_zone
-from app.http.errors import NotFound
+from app.errors import NotFound
 from app.services.access import parse_id, require
 from app.services.providers import ModelNotFound, Providers, ResolvedModel
 from app.services.settings import Settings

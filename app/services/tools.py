@@ -26,7 +26,7 @@ from uuid import UUID
 
 from adapters.http_tools import HttpToolClient, HttpToolError, HttpToolRequest
 from app.crypto import EncryptionKeyMissing, SecretBox, key_missing
-from app.http.errors import Conflict, NotFound, Unprocessable
+from app.errors import Conflict, NotFound, Unprocessable
 from app.services.access import parse_id
 from app.services.audit import AuditLog
 from app.services.builtin_tools import BUILTIN_CALL_TOOLS, BUILTIN_TOOLS

@@ -27,7 +27,7 @@ import anyio
 
 from adapters.recording_playback import PlayableRecording, RecordingUnreadable, open_recording
 from app import db
-from app.http.errors import Conflict, NotFound
+from app.errors import Conflict, NotFound
 from app.services.access import owner_or_admin, parse_id
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
