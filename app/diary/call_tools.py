@@ -36,7 +36,7 @@ from app.diary.diaries import diary_zone
 from app.diary.enquiries import Enquiries
 from app.diary.screening import ScreeningList
 from app.errors import NotFound
-from app.telephony.call_context import CallContext
+from app.services.call_context import CallContext
 from core.diary import (
     MAX_CHANGE_ATTEMPTS,
     Appointment,

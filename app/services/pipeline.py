@@ -38,13 +38,13 @@ from app.diary.clock import Clock
 from app.diary.diaries import diary_zone
 from app.errors import NotFound
 from app.services.access import parse_id, require
+from app.services.call_context import CallContext
 from app.services.providers import ModelNotFound, Providers, ResolvedModel
 from app.services.settings import Settings
 from app.services.builtin_tools import ON_EVERY_CALL
 from app.services.tools import Tool, ToolRegistry
 from app.services.usage import Usage, UsageRecord
 from app.tables import Agent, AgentLibrary
-from app.telephony.call_context import CallContext
 from core.access import Reach
 from core.generation import GenerationOptions, cut_answer
 from core.local_model import LocalToolCall, LocalTurn, respond, word_count

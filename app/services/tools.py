@@ -30,8 +30,8 @@ from app.errors import Conflict, NotFound, Unprocessable
 from app.services.access import parse_id
 from app.services.audit import AuditLog
 from app.services.builtin_tools import BUILTIN_CALL_TOOLS, BUILTIN_TOOLS
+from app.services.call_context import CallContext
 from app.tables import HttpTool
-from app.telephony.call_context import CallContext
 from core.pipeline import TOOL_NAME, ToolFailed, ToolSpec, check_parameters_schema
 
 __all__ = ["CallToolHandler", "HttpTools", "Tool", "ToolHandler", "ToolRegistry",

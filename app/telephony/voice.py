@@ -39,10 +39,10 @@ import anyio
 from app import db
 from app.crypto import SecretBox
 from app.services.access import reach_of_account
+from app.services.call_context import CallContext
 from app.services.chats import Chats
 from app.services.pipeline import AgentProfile, Pipeline, TurnRequest, call_tool_policy, load_agent
 from app.services.settings import Settings, Snapshot
-from app.telephony.call_context import CallContext
 from app.telephony.calls import CallLog
 from app.telephony.limits import RedeemedCall, TicketStore
 from app.telephony.speech_models import LineSpeechModels
