@@ -104,11 +104,11 @@ class Services:
         http_tool_client = HttpToolClient()
         tools = ToolRegistry(box, http_tool_client, allow_hosts=settings.egress_allow_hosts)
         tool_offers = ToolOffers(audit, tools)
-        pipeline = Pipeline(providers, client, usage, tools, libraries)
-        features = FeatureFlags(settings, audit)
         diary = DiaryServices(audit)
         diary.register_tools(tools)
-        pipeline.clock = diary.clock  # a call's "tomorrow" is the diary's tomorrow
+        # a call's "tomorrow" is the diary's tomorrow
+        pipeline = Pipeline(providers, client, usage, tools, libraries, call_clock=diary.clock)
+        features = FeatureFlags(settings, audit)
         chats = Chats(pipeline)
         telephony = Telephony(settings, box, audit, features, ListenerState())
         speech_http = SpeechHttp()
