@@ -17,6 +17,7 @@ from app.crypto import SecretBox
 from app.diary.service import DiaryServices
 from app.notify.targets import NotifyTargets
 from app.notify.worker import OutboxWorker
+from app.retention import Retention
 from app.services.accounts import Accounts
 from app.telephony.announce import Announcements
 from app.telephony.compliance import Compliance
@@ -31,7 +32,6 @@ from app.services.libraries import Libraries
 from app.services.pipeline import Pipeline
 from app.services.projects import Projects
 from app.services.providers import Providers
-from app.services.retention import Retention
 from app.services.sessions import Sessions
 from app.services.settings import Settings
 from app.services.tool_offers import ToolOffers
