@@ -48,7 +48,7 @@ from app.routes import (
     usage,
     v1,
 )
-from app.services.bundle import Services
+from app.bundle import Services
 from app.services.sessions import COOKIE_NAME
 from app.telephony.audio_listener import AudioListener, BoundListener
 

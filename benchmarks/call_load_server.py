@@ -56,11 +56,11 @@ def main() -> None:
     import uvicorn
 
     from app import db
+    from app.bundle import Services
     from app.cli import _listening_socket
     from app.config import BootConfig
     from app.log_format import configure_logging
     from app.main import create_app, tune_collection_for_serving
-    from app.services.bundle import Services
     from app.voice.engines import CallEngines
 
     boot = BootConfig({"database.url": args.dsn, "storage.data_dir": args.data_dir,

@@ -24,6 +24,7 @@ from jinja2 import PackageLoader
 from app.console import checklist
 from app.console.screens import (CALL_SCREEN, DOCUMENT_SCREEN, SCREENS, Screen, audience_of,
                                  navigation)
+from app.bundle import Services
 from app.errors import ApiError
 from app.http.bodies import read_bytes
 from app.http.docs import page
@@ -32,7 +33,6 @@ from app.http.same_origin import cross_origin
 from app.http.security_headers import secured
 from app.routes.auth import session_cookie
 from app.services.accounts import Identity
-from app.services.bundle import Services
 from app.services.sessions import COOKIE_NAME
 from core.ids import is_id
 

@@ -41,6 +41,7 @@ from typing import Any
 
 from blacksheep import Request, Response, StreamedContent
 
+from app.bundle import Services
 from app.errors import BadRequest, NotFound
 from app.http.disconnect import cancelled_on_disconnect
 from app.http.errors import HttpRefusal, json_response
@@ -49,7 +50,6 @@ from app.public_api.auth import admit
 from app.public_api.links import public_base
 from app.services.access import reach_of
 from app.services.accounts import Identity
-from app.services.bundle import Services
 from app.services.chats import MAX_CONTENT_CHARS
 from app.services.pipeline import AgentProfile, TurnRequest, load_agent
 from app.services.providers import LOCAL, ModelNotFound

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from blacksheep import Request
 
+from app.bundle import Services
 from app.errors import Unauthorized
 from app.http.errors import HttpRefusal
 from app.services.accounts import Identity
 from app.services.api_keys import masked
-from app.services.bundle import Services
 from core import ratelimit
 
 

@@ -22,10 +22,10 @@ from typing import Any, AsyncIterator
 from blacksheep import Request, Response, StreamedContent
 
 from adapters.providers import UpstreamError
+from app.bundle import Services
 from app.http.disconnect import cancelled_on_disconnect
 from app.http.errors import HttpRefusal, encoded_json_response
 from app.services.accounts import Identity
-from app.services.bundle import Services
 from app.services.providers import ResolvedModel
 from app.services.usage import UsageRecord
 from core.chat_request import ChatRequest

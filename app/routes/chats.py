@@ -20,12 +20,12 @@ from anyio.streams.memory import MemoryObjectSendStream
 from blacksheep import Request, Response, Router
 from blacksheep.contents import StreamedContent
 
+from app.bundle import Services
 from app.http.bodies import Body, read_body
 from app.http.docs import accepts
 from app.http.errors import HttpRefusal, json_response
 from app.http.guards import signed_in
 from app.services.access import reach_of
-from app.services.bundle import Services
 from app.services.chats import chat_view, message_view
 from core.pipeline import Failed, Finished, PipelineEvent, ToolFinished, event_payload
 

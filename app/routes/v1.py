@@ -12,6 +12,7 @@ from typing import Any
 
 from blacksheep import Request, Response, Router
 
+from app.bundle import Services
 from app.errors import BadRequest
 from app.http.bodies import JsonProblem, parse_json, read_bytes, unstorable_at
 from app.http.errors import json_response
@@ -19,7 +20,6 @@ from app.public_api import agent_calls, passthrough
 from app.public_api.agent_calls import AGENT_PREFIX
 from app.public_api.auth import admit, api_caller
 from app.services.access import reach_of
-from app.services.bundle import Services
 from app.services.providers import LOCAL, ModelNotFound
 from app.tables import Provider
 from core.chat_request import ChatRequestError, read_chat_request

@@ -2,6 +2,9 @@
 
 Route handlers receive this bundle by dependency injection (``svc: Services``) and
 call the use cases on it; nothing else keeps global state.
+
+It wires every area together (the platform's services, telephony, the diary,
+notifications), so it stands above them all and below the web layer that serves it.
 """
 
 from __future__ import annotations
