@@ -91,7 +91,7 @@ class Services:
     compliance: Compliance
     #: each line's language model for the local recogniser
     speech_models: LineSpeechModels
-    #: the pooled connections of calls to remote speech engines (app.voice.engines)
+    #: the pooled connections of calls to remote speech engines (app.telephony.speech_engines)
     speech_http: SpeechHttp = field(default_factory=SpeechHttp)
 
     @classmethod

@@ -61,7 +61,7 @@ def main() -> None:
     from app.config import BootConfig
     from app.log_format import configure_logging
     from app.main import create_app, tune_collection_for_serving
-    from app.voice.engines import CallEngines
+    from app.telephony.speech_engines import CallEngines
 
     boot = BootConfig({"database.url": args.dsn, "storage.data_dir": args.data_dir,
                        "storage.recordings_dir": os.path.join(args.data_dir, "recordings"),

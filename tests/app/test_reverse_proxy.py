@@ -104,7 +104,7 @@ class Proxied:
 async def proxied(database, tmp_path):
     from app.bundle import Services
     from app.config import BootConfig
-    from app.voice.engines import CallEngines
+    from app.telephony.speech_engines import CallEngines
 
     listen = _free_port()
     public = f"https://localhost:{listen}"
