@@ -103,9 +103,9 @@ def database_for(boot: boot_config.BootConfig) -> Iterator[str]:
 
 async def _prepare(dsn: str, start: StartKey, announce_first_admin: bool) -> None:
     from app import db
+    from app.bundle import Services
     from app.crypto import SecretBox
     from app.message_key import KeyMismatch, made_notice, verify_key
-    from app.services.bundle import Services
 
     boot = start.boot
     db.use_database(dsn)
@@ -157,7 +157,7 @@ def _worker_pool_size(workers: int) -> int:
 
 
 async def _pbx_listen_address(boot: boot_config.BootConfig) -> str | None:
-    from app.services.bundle import Services
+    from app.bundle import Services
 
     return await Services.build(boot).settings.get("telephony.pbx_listen")
 
@@ -165,7 +165,7 @@ async def _pbx_listen_address(boot: boot_config.BootConfig) -> str | None:
 def _supervise(sock: socket.socket, boot: boot_config.BootConfig, workers: int,
                announce) -> int:
     """Fork ``workers`` workers on ``sock`` and the AudioSocket listener bound here."""
-    from app.services.bundle import Services
+    from app.bundle import Services
     from app.supervisor import Supervisor
     from app.telephony.audio_listener import bind_for_workers
 
@@ -185,7 +185,7 @@ def _supervise(sock: socket.socket, boot: boot_config.BootConfig, workers: int,
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from app.services.bundle import Services
+    from app.bundle import Services
     from app.supervisor import worker_count
 
     start = _load_config(args, make_key=True)
@@ -228,8 +228,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_admin_create(args: argparse.Namespace) -> int:
-    from app.http.errors import ApiError
-    from app.services.bundle import Services
+    from app.bundle import Services
+    from app.errors import ApiError
 
     start = _load_config(args)
     boot = start.boot
@@ -256,7 +256,7 @@ def cmd_telephony_check(args: argparse.Namespace) -> int:
     exit 0 when every check passes, 1 otherwise. The listen address is probed over
     TCP, since the listener belongs to the serving process."""
     from app import db
-    from app.services.bundle import Services
+    from app.bundle import Services
     from app.telephony.readiness import Readiness, tcp_listening
 
     boot = _load_config(args).boot

@@ -12,8 +12,9 @@ from blacksheep import Application, Request, Router
 
 from app import console, db
 from app.console.pages import configure_console
+from app.errors import NotFound
 from app.http.docs import configure_docs
-from app.http.errors import NotFound, configure_errors
+from app.http.errors import configure_errors
 from app.http.front_door import FrontDoorApplication
 from app.http.middleware import RequestContext
 from app.http.same_origin import SameOriginWrites
@@ -45,7 +46,7 @@ from app.routes import (
     usage,
     v1,
 )
-from app.services.bundle import Services
+from app.bundle import Services
 from app.services.sessions import COOKIE_NAME
 from app.telephony.audio_listener import AudioListener, BoundListener
 

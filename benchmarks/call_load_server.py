@@ -56,12 +56,12 @@ def main() -> None:
     import uvicorn
 
     from app import db
+    from app.bundle import Services
     from app.cli import _listening_socket
     from app.config import BootConfig
     from app.log_format import configure_logging
     from app.main import create_app
-    from app.services.bundle import Services
-    from app.voice.engines import CallEngines
+    from app.telephony.speech_engines import CallEngines
 
     boot = BootConfig({"database.url": args.dsn, "storage.data_dir": args.data_dir,
                        "storage.recordings_dir": os.path.join(args.data_dir, "recordings"),

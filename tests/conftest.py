@@ -101,7 +101,7 @@ def boot(tmp_path: Path, encryption_key: str):
 
 @pytest.fixture
 async def services(database, boot):
-    from app.services.bundle import Services
+    from app.bundle import Services
 
     services = Services.build(boot)
     services.settings.cache_seconds = 0  # every read sees the latest write

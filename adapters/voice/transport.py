@@ -139,7 +139,7 @@ class TurnDetector(Protocol):
 
 
 class CallEngines(Protocol):
-    """The engines of calls (``app.voice.engines.CallEngines``)."""
+    """The engines of calls (``app.telephony.speech_engines.CallEngines``)."""
 
     synthesiser: Synthesiser
     recogniser: Recogniser

@@ -24,14 +24,15 @@ from jinja2 import PackageLoader
 from app.console import checklist
 from app.console.screens import (CALL_SCREEN, DOCUMENT_SCREEN, SCREENS, Screen, audience_of,
                                  navigation)
+from app.bundle import Services
+from app.errors import ApiError
 from app.http.bodies import read_bytes
 from app.http.docs import page
-from app.http.errors import ApiError
+from app.http.errors import status_of
 from app.http.same_origin import cross_origin
 from app.http.security_headers import secured
 from app.routes.auth import session_cookie
 from app.services.accounts import Identity
-from app.services.bundle import Services
 from app.services.sessions import COOKIE_NAME
 from core.ids import is_id
 
@@ -169,7 +170,7 @@ async def login_submit(request: Request, svc: Services) -> Response:
     try:
         account = await svc.accounts.authenticate(email, password, request.client_ip)
     except ApiError as refusal:  # wrong password (401) or slowed down (429)
-        return _page("login", refusal.status, next=target, email=email,
+        return _page("login", status_of(refusal), next=target, email=email,
                      error=refusal.message, title="Sign in")
     token, expires = await svc.sessions.open(account["id"])
     response = see_other(target)

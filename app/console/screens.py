@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from app.bundle import Services
 from app.services.accounts import Identity
-from app.services.bundle import Services
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 import asyncpg
 
 from app import db
-from app.http.errors import Conflict, NotFound, Unprocessable
+from app.errors import Conflict, NotFound, Unprocessable
 from app.services.audit import AuditLog
 from core.diary import Diary, DiaryError, OpeningPeriod, parse_diary
 

@@ -18,7 +18,7 @@ from typing import Any
 from uuid import UUID
 
 from app import db
-from app.http.errors import NotFound, Unprocessable
+from app.errors import NotFound, Unprocessable
 from app.services.access import parse_id
 from app.services.audit import AuditLog
 from core.screening import (

@@ -26,7 +26,7 @@ from uuid import UUID
 from adapters.egress_http import EgressRefused, precheck
 from adapters.notify_sender import NotificationSender
 from app.crypto import EncryptionKeyMissing, SecretBox, key_missing
-from app.http.errors import Conflict, NotFound, TooManyRequests, Unprocessable
+from app.errors import Conflict, NotFound, TooManyRequests, Unprocessable
 from app.notify.attempts import UNREADABLE, finish_attempt, start_attempt
 from app.services.access import owner_or_admin, parse_id
 from app.services.accounts import Identity
@@ -246,7 +246,7 @@ class NotifyTargets:
         wait = self._test_pace.take(identity.account_id, time.monotonic())
         if wait:
             raise TooManyRequests(f"Too many tests in a row; try again in {wait} seconds.",
-                                  code="too_many_tests", headers={"Retry-After": str(wait)})
+                                  code="too_many_tests", retry_after=wait)
         url, secret = open_target(self.box, row)
         attempt_id, _ = await start_attempt(row["id"], None)
         if url is None:

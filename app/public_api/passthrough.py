@@ -22,10 +22,10 @@ from typing import Any, AsyncIterator
 from blacksheep import Request, Response, StreamedContent
 
 from adapters.providers import UpstreamError
+from app.bundle import Services
 from app.http.disconnect import cancelled_on_disconnect
-from app.http.errors import ApiError, encoded_json_response
+from app.http.errors import HttpRefusal, encoded_json_response
 from app.services.accounts import Identity
-from app.services.bundle import Services
 from app.services.providers import ResolvedModel
 from app.services.usage import UsageRecord
 from core.chat_request import ChatRequest
@@ -34,11 +34,11 @@ from core.sse import ChunkEncoder
 SSE = b"text/event-stream"
 
 
-def upstream_failure(error: UpstreamError) -> ApiError:
+def upstream_failure(error: UpstreamError) -> HttpRefusal:
     code = "upstream_timeout" if error.status_code == 504 else "upstream_error"
     if error.status_code < 500:
         code = "upstream_refused"
-    return ApiError(str(error), code=code, status=error.status_code)
+    return HttpRefusal(str(error), code=code, status=error.status_code)
 
 
 class _Meter:

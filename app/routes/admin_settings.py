@@ -10,12 +10,13 @@ from typing import Any
 
 from blacksheep import Request, Response, Router
 
+from app.bundle import Services
+from app.errors import Forbidden, NotFound
 from app.http.bodies import Body, read_body
 from app.http.docs import accepts
-from app.http.errors import Forbidden, NotFound, json_response
+from app.http.errors import json_response
 from app.http.guards import signed_in
 from app.services.accounts import Identity
-from app.services.bundle import Services
 from core import settings as registry
 
 

@@ -20,12 +20,12 @@ from anyio.streams.memory import MemoryObjectSendStream
 from blacksheep import Request, Response, Router
 from blacksheep.contents import StreamedContent
 
+from app.bundle import Services
 from app.http.bodies import Body, read_body
 from app.http.docs import accepts
-from app.http.errors import ApiError, json_response
+from app.http.errors import HttpRefusal, json_response
 from app.http.guards import signed_in
 from app.services.access import reach_of
-from app.services.bundle import Services
 from app.services.chats import chat_view, message_view
 from core.pipeline import Failed, Finished, PipelineEvent, ToolFinished, event_payload
 
@@ -112,7 +112,7 @@ async def _json_answer(chat_id: str, events: AsyncIterator[PipelineEvent]) -> Re
                 finished = event
     if failure is not None or finished is None:
         failure = failure or Failed("internal_error", "The answer did not finish.", 500)
-        raise ApiError(failure.message, code=failure.code, status=failure.status_code)
+        raise HttpRefusal(failure.message, code=failure.code, status=failure.status_code)
     answer = event_payload(finished)[1]
     return json_response(200, {"chat_id": chat_id, "message": {
         "role": "assistant", "content": finished.text, "citations": answer["citations"]},

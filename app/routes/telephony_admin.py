@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from blacksheep import Request, Response, Router
 
+from app.bundle import Services
+from app.errors import Unprocessable
 from app.http.bodies import Body, read_body
 from app.http.docs import accepts
-from app.http.errors import Unprocessable, json_response
+from app.http.errors import json_response
 from app.http.guards import break_glass, with_permission
-from app.services.bundle import Services
 from app.telephony.calls import DEFAULT_PAGE
 from app.telephony.features import checked_key
 from app.telephony.readiness import report

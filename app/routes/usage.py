@@ -8,9 +8,10 @@ import datetime as dt
 
 from blacksheep import Request, Response, Router
 
-from app.http.errors import Unprocessable, json_response
+from app.bundle import Services
+from app.errors import Unprocessable
+from app.http.errors import json_response
 from app.http.guards import administrator
-from app.services.bundle import Services
 
 GROUPINGS = ("day", "source", "user", "key", "model", "day_source")
 MAX_DAYS = 366

@@ -22,7 +22,7 @@ from contextlib import aclosing
 from typing import Any
 from uuid import UUID
 
-from app.http.errors import Conflict, NotFound, Unprocessable
+from app.errors import Conflict, NotFound, Unprocessable
 from app.services.access import parse_id
 from app.services.pipeline import AgentProfile, Pipeline, TurnRequest, load_agent
 from app.tables import Chat, ChatMessage

@@ -21,7 +21,7 @@ import anyio.to_thread
 from piccolo.query.functions.aggregate import Count
 
 from app import db
-from app.http.errors import NotFound, PayloadTooLarge, Unprocessable, UnsupportedMediaType
+from app.errors import NotFound, PayloadTooLarge, Unprocessable, UnsupportedMediaType
 from app.services.access import owner_moves, parse_id, reach_of, require, visible
 from app.services.accounts import Identity
 from app.services.audit import AuditLog

@@ -34,17 +34,15 @@ from uuid import UUID
 import anyio
 
 from adapters.providers import ProviderClient, Timeouts, UpstreamError
-from app.diary.clock import Clock
-from app.diary.diaries import diary_zone
-from app.http.errors import NotFound
+from app.errors import NotFound
 from app.services.access import parse_id, require
+from app.services.call_context import CallContext
 from app.services.providers import ModelNotFound, Providers, ResolvedModel
 from app.services.settings import Settings
 from app.services.builtin_tools import ON_EVERY_CALL
 from app.services.tools import Tool, ToolRegistry
 from app.services.usage import Usage, UsageRecord
 from app.tables import Agent, AgentLibrary
-from app.telephony.call_context import CallContext
 from core.access import Reach
 from core.generation import GenerationOptions, cut_answer
 from core.local_model import LocalToolCall, LocalTurn, respond, word_count
@@ -89,6 +87,15 @@ class Retriever(Protocol):
 
     async def search(self, reach: Reach, library_ids: Sequence[UUID], query: str, *,
                      limit: int = 6) -> list[Passage]: ...
+
+
+class CallClock(Protocol):
+    """The time a call's local model reads days and times against: the diary's clock
+    and the zone of the line owner's diary (``svc.diary.clock``)."""
+
+    def now(self) -> dt.datetime: ...
+
+    async def zone(self, account_id: UUID) -> dt.tzinfo: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +205,7 @@ class Pipeline:
 
     def __init__(self, providers: Providers, client: ProviderClient, usage: Usage,
                  tools: ToolRegistry, retriever: Retriever | None = None, *,
+                 call_clock: CallClock,
                  timeouts: Timeouts = Timeouts(connect=10.0, read=120.0), max_steps: int = 4,
                  passages: int = 6) -> None:
         self.providers = providers
@@ -208,8 +216,8 @@ class Pipeline:
         self.timeouts = timeouts
         self.max_steps = max_steps
         self.passages = passages
-        #: "now" for the local model on a call: the diary's clock
-        self.clock = Clock()
+        #: "now" for the local model on a call: the diary's clock, in the diary's zone
+        self.clock = call_clock
 
     async def run(self, request: TurnRequest) -> AsyncIterator[PipelineEvent]:
         """The events of one turn; the last is always ``Finished``."""
@@ -234,7 +242,7 @@ class Pipeline:
         tools = {tool.spec.name: tool for tool in await self.tools.for_agent(names)}
         messages = build_messages(agent.instructions, passages, request.history, request.question,
                                   json_answer=request.generation.wants_json)
-        zone = await diary_zone(request.call.account_id) \
+        zone = await self.clock.zone(request.call.account_id) \
             if model.is_local and request.call is not None else None
         return _Run(request, model, passages, tools, messages, StepBudget(self.max_steps),
                     zone=zone)

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from app.config import BootConfig
 from app.crypto import EncryptionKeyMissing, SecretBox, key_missing
 from app.db import UNAVAILABLE_ERRORS
-from app.http.errors import NotFound, Unprocessable
+from app.errors import NotFound, Unprocessable
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
 from app.tables import RuntimeSetting

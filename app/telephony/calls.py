@@ -20,7 +20,7 @@ from typing import Any
 from uuid import UUID
 
 from app import db
-from app.http.errors import NotFound, Unprocessable
+from app.errors import NotFound, Unprocessable
 from app.services.access import parse_id
 from core.call_outcome import CallInput, CallOutcome, OutcomeEffect, OutcomeMachine
 from core.errors import LocalProtocolError

@@ -39,14 +39,14 @@ import anyio
 from app import db
 from app.crypto import SecretBox
 from app.services.access import reach_of_account
+from app.services.call_context import CallContext
 from app.services.chats import Chats
 from app.services.pipeline import AgentProfile, Pipeline, TurnRequest, call_tool_policy, load_agent
 from app.services.settings import Settings, Snapshot
-from app.telephony.call_context import CallContext
 from app.telephony.calls import CallLog
 from app.telephony.limits import RedeemedCall, TicketStore
+from app.telephony.speech_engines import engines_for_calls
 from app.telephony.speech_models import LineSpeechModels
-from app.voice.engines import engines_for_calls
 from core.access import Reach
 from core.call_outcome import CallInput, CallOutcome
 from core.pipeline import CallToolPolicy, Failed, Finished, TextDelta
@@ -57,7 +57,7 @@ __all__ = ["CallVoice", "EngineSource", "configured_engines", "phone_dials"]
 
 log = logging.getLogger("svc.telephony.voice")
 
-#: Builds the engines of one call (``app.voice.engines``); tests pass fakes.
+#: Builds the engines of one call (``app.telephony.speech_engines``); tests pass fakes.
 EngineSource = Callable[[], Awaitable[CallEngines]]
 
 #: Said when the agent could not answer a turn; the call goes on.

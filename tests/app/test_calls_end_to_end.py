@@ -111,9 +111,9 @@ class Line:
 @pytest.fixture(scope="module")
 async def line(postgres, tmp_path_factory):
     from app import db
+    from app.bundle import Services
     from app.config import BootConfig
-    from app.services.bundle import Services
-    from app.voice.engines import CallEngines
+    from app.telephony.speech_engines import CallEngines
 
     dsn = await postgres.clone_template(f"svc_e2e_calls_{os.getpid()}")
     db.use_database(dsn)

@@ -407,7 +407,7 @@ async def test_six_simultaneous_moves_into_one_slot_leave_exactly_one(api, owner
 
 
 async def test_a_cancelled_appointment_cannot_be_moved(api, owner, services):
-    from app.http.errors import NotFound
+    from app.errors import NotFound
 
     await put_diary(api, owner)
     booked = (await book(api, owner, "2027-03-03T10:00:00Z")).json()

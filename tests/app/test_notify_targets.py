@@ -9,9 +9,9 @@ import uuid
 
 import pytest
 
+from app.bundle import Services
 from app.config import BootConfig
 from app.notify.targets import TEST_PACE
-from app.services.bundle import Services
 from core.notifications import SIGNATURE_HEADER, verify_signature
 from tests.support.http import running_app
 from tests.support.listener import SilentListener, closed_port

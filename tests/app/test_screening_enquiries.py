@@ -9,7 +9,7 @@ import pytest
 
 from app.tables import (AuditEntry, Enquiry, NotifyOutbox, NotifyTarget, ScreeningName,
                         TelephonyCall, TelephonyLine)
-from app.telephony.call_context import CallContext
+from app.services.call_context import CallContext
 from tests.app.test_diary_api import owner, stranger  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.anyio

@@ -5,8 +5,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from app.bundle import Services
 from app.services.accounts import Identity
-from app.services.bundle import Services
 
 ROOT = Identity(account_id=uuid.uuid4(), email="root@example.com", role="superadmin",
                 permissions=frozenset())

@@ -8,6 +8,9 @@ record their decisions in it; after each turn the voice session reads
 call ends: a transfer only when both transfer flags are true; requested but not
 allowed (the screening gate said no) means the conversation goes on.
 
+It lives beside the pipeline and the tool registry that carry it, below the features:
+telephony fills it in and the diary's tools read it, and neither imports the other.
+
 spec: telephony.md "Diary" (three change attempts per call), "Screening list" (the
 transfer gate), "Tools on a call".
 """
