@@ -11,7 +11,12 @@ import pytest
 
 from app.services.accounts import Identity
 from tests.browser.conftest import PASSWORD, fresh_tab, screenshot, settled, sign_in
-from tests.browser.harness import ENABLE_NOTICE, accessibility_violations, sideways_scroll
+from tests.browser.harness import (
+    ARTIFACTS,
+    ENABLE_NOTICE,
+    accessibility_violations,
+    sideways_scroll,
+)
 
 expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
 
@@ -27,7 +32,7 @@ def admin(console):
 
 
 @pytest.fixture
-def page(browser, console):
+def page(console, browser):  # the server first: it starts outside the browser's loop
     """A fresh tab whose page policy lets axe-core in (it is added as an inline script,
     which the console's own policy forbids)."""
     with fresh_tab(browser, console, bypass_csp=True, viewport=WIDTHS["laptop"]) as tab:
@@ -128,6 +133,7 @@ def test_an_area_is_saved_at_once_and_each_refusal_shows_beside_its_field(page, 
     expect(calls).to_be_focused()  # the first refused
     assert (_value(console, CALLS), _value(console, TOOLS)) == (5, 20)
     _fits(page, width, "refused")
+    limits.screenshot(path=str(ARTIFACTS / f"configuration-limits-refused-{width}.png"))
 
     calls.fill("6")  # typing again clears the marks
     expect(calls).not_to_have_attribute("aria-invalid", "true")

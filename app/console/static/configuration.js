@@ -80,7 +80,7 @@ function row(s, refresh) {
     el("td", {}, s.value_set !== undefined ? "hidden" : shown(s.boot_value)),
     el("td", {}, current(s)),
     el("td", {}, range(s)),
-    el("td", {}, WHO[s.access] || s.access, s.restart_required ? el("span", { class: "muted" }, " · restart needed") : null),
+    el("td", {}, WHO[s.access] || s.access, s.restart_required && s.access !== "boot" ? el("span", { class: "muted" }, " · restart needed") : null),
     el("td", {}, control ? [el("div", { class: "field" }, control),
       s.overridden ? el("button", { type: "button", class: "secondary", "aria-label": `Reset ${s.key}`,
         onclick: guarded(async () => {
