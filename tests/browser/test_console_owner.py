@@ -121,6 +121,29 @@ def test_the_screening_paste_box_reports_added_and_skipped(page, console):
     screenshot(page, "screening")
 
 
+def _refused_beside(page, field, words: str) -> None:
+    expect(field).to_have_attribute("aria-invalid", "true")
+    note = page.locator(f"#{field.get_attribute('aria-describedby').split()[-1]}")
+    expect(note).to_contain_text(words)
+    box = field.bounding_box()
+    assert 0 <= note.bounding_box()["y"] - (box["y"] + box["height"]) < 60  # right under it
+
+
+def test_an_empty_paste_and_a_plain_http_address_are_refused_beside_their_field(page):
+    sign_in(page, OWNER)
+    open_screen(page, "Screening list")
+    names = page.get_by_label("Names, one per line")
+    names.fill("  \n - \n")
+    page.get_by_role("button", name="Add names").click()
+    _refused_beside(page, names, "Paste at least one name, one per line.")
+    open_screen(page, "Notification targets")
+    address = page.get_by_label("Address (https)")
+    address.fill("http://hooks.example.com/services/T0/B0/x")
+    page.get_by_role("button", name="Add target").click()
+    _refused_beside(page, address, "https://")
+    expect(page.locator("#targets")).not_to_contain_text("hooks.example.com")
+
+
 def test_an_enquiry_changes_status_in_place(page, console, accounts):
     require_api(console, "GET", "/api/enquiries")
     from app import db
