@@ -132,3 +132,14 @@ def require_api(console, method: str, path: str) -> None:
     answer = httpx.request(method, f"{console.base_url}{path}")
     if answer.status_code == 404 and answer.json()["error"]["message"].startswith("No resource"):
         pytest.skip(f"{method} {path} is not part of this build yet")
+
+
+def note_beside(page, field):
+    """The error note a refused field is marked with, checked to be right under it."""
+    from playwright.sync_api import expect
+
+    expect(field).to_have_attribute("aria-invalid", "true")
+    note = page.locator(f"#{field.get_attribute('aria-describedby').split()[-1]}")
+    box = field.bounding_box()
+    assert 0 <= note.bounding_box()["y"] - (box["y"] + box["height"]) < 60
+    return note

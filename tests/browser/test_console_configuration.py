@@ -10,7 +10,14 @@ from __future__ import annotations
 import pytest
 
 from app.services.accounts import Identity
-from tests.browser.conftest import PASSWORD, fresh_tab, screenshot, settled, sign_in
+from tests.browser.conftest import (
+    PASSWORD,
+    fresh_tab,
+    note_beside,
+    screenshot,
+    settled,
+    sign_in,
+)
 from tests.browser.harness import (
     ARTIFACTS,
     ENABLE_NOTICE,
@@ -125,11 +132,7 @@ def test_an_area_is_saved_at_once_and_each_refusal_shows_beside_its_field(page, 
     expect(status).to_contain_text("Reference: ")
     for field, words in ((calls, f"{CALLS} must be at least 1."),
                          (tools, f"{TOOLS} must be at most 60.")):
-        expect(field).to_have_attribute("aria-invalid", "true")
-        note = page.locator(f"#{field.get_attribute('aria-describedby').split()[-1]}")
-        expect(note).to_have_text(words)
-        box, beside = field.bounding_box(), note.bounding_box()
-        assert 0 <= beside["y"] - box["y"] < 100  # right under its field
+        expect(note_beside(page, field)).to_have_text(words)
     expect(calls).to_be_focused()  # the first refused
     assert (_value(console, CALLS), _value(console, TOOLS)) == (5, 20)
     _fits(page, width, "refused")

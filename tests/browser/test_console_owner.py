@@ -12,6 +12,7 @@ import pytest
 
 from tests.browser.conftest import (
     PASSWORD,
+    note_beside,
     open_screen,
     require_api,
     screenshot,
@@ -121,26 +122,18 @@ def test_the_screening_paste_box_reports_added_and_skipped(page, console):
     screenshot(page, "screening")
 
 
-def _refused_beside(page, field, words: str) -> None:
-    expect(field).to_have_attribute("aria-invalid", "true")
-    note = page.locator(f"#{field.get_attribute('aria-describedby').split()[-1]}")
-    expect(note).to_contain_text(words)
-    box = field.bounding_box()
-    assert 0 <= note.bounding_box()["y"] - (box["y"] + box["height"]) < 60  # right under it
-
-
 def test_an_empty_paste_and_a_plain_http_address_are_refused_beside_their_field(page):
     sign_in(page, OWNER)
     open_screen(page, "Screening list")
     names = page.get_by_label("Names, one per line")
     names.fill("  \n - \n")
     page.get_by_role("button", name="Add names").click()
-    _refused_beside(page, names, "Paste at least one name, one per line.")
+    expect(note_beside(page, names)).to_have_text("Paste at least one name, one per line.")
     open_screen(page, "Notification targets")
     address = page.get_by_label("Address (https)")
     address.fill("http://hooks.example.com/services/T0/B0/x")
     page.get_by_role("button", name="Add target").click()
-    _refused_beside(page, address, "https://")
+    expect(note_beside(page, address)).to_contain_text("https://")
     expect(page.locator("#targets")).not_to_contain_text("hooks.example.com")
 
 
