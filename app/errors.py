@@ -35,12 +35,15 @@ class ApiError(Exception):
         code: str | None = None,
         field: str | None = None,
         retry_after: int | None = None,
+        errors: list[dict[str, Any]] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.code = code or self.code
         self.field = field
         self.retry_after = retry_after
+        #: every field refused when one request checks several ({field, code, message})
+        self.errors = errors
 
 
 class BadRequest(ApiError):

@@ -87,8 +87,12 @@ def encoded_json_response(status: int, body: bytes,
     return response
 
 
-def error_body(code: str, message: str, field: str | None = None) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "field": field}}
+def error_body(code: str, message: str, field: str | None = None,
+               errors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"code": code, "message": message, "field": field}
+    if errors:
+        body["errors"] = errors
+    return {"error": body}
 
 
 _OPENAI_TYPES = {401: "invalid_request_error", 403: "permission_error", 429: "requests"}
@@ -101,17 +105,18 @@ def openai_error_body(status: int, code: str, message: str, param: str | None) -
 
 
 def render_error(request: Request, status: int, code: str, message: str,
-                 field: str | None = None, headers: dict[str, str] | None = None) -> Response:
+                 field: str | None = None, headers: dict[str, str] | None = None,
+                 errors: list[dict[str, Any]] | None = None) -> Response:
     """Our shape under /api, the OpenAI shape under /v1."""
     if request.url.path.startswith(b"/v1"):
         return json_response(status, openai_error_body(status, code, message, field), headers)
-    return json_response(status, error_body(code, message, field), headers)
+    return json_response(status, error_body(code, message, field, errors), headers)
 
 
 def error_response(request: Request, error: ApiError) -> Response:
     """The response a refusal becomes, in the shape of the path it answers."""
     return render_error(request, status_of(error), error.code, error.message, error.field,
-                        headers_of(error))
+                        headers_of(error), error.errors)
 
 
 async def _on_api_error(app: Any, request: Request, error: ApiError) -> Response:

@@ -82,16 +82,22 @@ def open_target(box: SecretBox, row: dict[str, Any]) -> tuple[str | None, bytes 
 
 
 def _check_url(url: str, allow_hosts: tuple[str, ...]) -> str:
-    """The host to show, or 422: an http(s) address whose name or literal address the
-    egress gate does not refuse already (names are judged again at every post)."""
+    """The host to show, or 422: an https address whose name or literal address the
+    egress gate does not refuse already (names are judged again at every post). Plain
+    http is only for a host the administrator named in ``egress.allow_hosts`` (a
+    receiver on the local network, often without a certificate): anywhere else the
+    news of a caller would cross the internet in clear."""
     host = display_host(url) if isinstance(url, str) else None
     if not host or len(url) > _MAX_URL or not url.lower().startswith(("http://", "https://")):
-        raise Unprocessable("url must be an http(s) address with a host.", field="url")
+        raise Unprocessable("url must be an https:// address with a host.", field="url")
     try:
         precheck(url, allow_hosts)
     except EgressRefused as refused:
         raise Unprocessable(f"url is not allowed: {refused.decision.detail}.",
                             code="egress_refused", field="url") from None
+    if url.lower().startswith("http://") and host not in allow_hosts:
+        raise Unprocessable("url must be an https:// address; plain http is only for a host "
+                            "named in egress.allow_hosts.", code="https_required", field="url")
     return host
 
 
