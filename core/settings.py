@@ -142,6 +142,12 @@ def _region(value: str) -> str | None:
     return None
 
 
+def _six_cron_fields(value: str) -> str | None:
+    if len(value.split()) != 6:
+        return "must be six cron fields: second minute hour day month weekday"
+    return None
+
+
 def _declare(*settings: Setting) -> dict[str, Setting]:
     registry: dict[str, Setting] = {}
     for setting in settings:
@@ -215,6 +221,11 @@ REGISTRY: dict[str, Setting] = _declare(
             "32-byte key (base64 or hex) sealing credentials at rest; required before any "
             "credential is stored.", B, nullable=True, secret=True),
     Setting("log.level", str, "info", "Log level.", B, choices=("debug", "info", "warning", "error")),
+    # spec: telephony.md "Retention periods" gives the default. Each day's sweep runs
+    # once however often this fires (``app.scheduler``).
+    Setting("retention.sweep_schedule", str, "0 15 4 * * *",
+            "When the daily retention sweep runs, in UTC: second minute hour day month "
+            "weekday.", B, check=_six_cron_fields),
     # -- feature flags (spec: runtime overrides under the same names)
     Setting("features.public_api", bool, True, "The /v1 API and key management.", C),
     Setting("features.telephony", bool, False, "Telephone lines.", C),

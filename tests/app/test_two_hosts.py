@@ -6,12 +6,14 @@ What must hold across them: a call admitted by one host (its AudioSocket ticket 
 there) is streamed by the other, and the call limit counts the calls of both; the
 per-key limit is exact over both; a key revoked through one is refused by the other
 at once; a runtime setting written through one is read by the other; each outward
-notification is posted once although both poll the outbox.
+notification is posted once although both poll the outbox; the daily sweep runs once a
+day although both fire it (here every two seconds, ``retention.sweep_schedule``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import socket
@@ -34,11 +36,22 @@ from tests.support.processes import printed_once_serving, serve_logged, stop_pro
 pytestmark = pytest.mark.e2e
 
 
+#: Both hosts fire the daily sweep every two seconds; the day's claim lets one run it.
+SWEEP_SCHEDULE = "*/2 * * * * *"
+
+
 @dataclass
 class Host:
     process: subprocess.Popen
     port: int
     pbx_port: int
+    log: Path
+
+    def sweeps(self) -> list[bool]:
+        """Whether this host ran the sweep, each time its scheduler fired."""
+        lines = (json.loads(line) for line in self.log.read_text().splitlines()
+                 if line.startswith("{"))
+        return [line["ran_here"] for line in lines if line.get("message") == "daily sweep"]
 
     @property
     def base(self) -> str:
@@ -72,10 +85,11 @@ def _serve(workdir: Path, name: str, dsn: str, key: str) -> tuple[Host, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC__")}
     env.update(SVC__DATABASE__URL=dsn, SVC__MESSAGE_ENCRYPTION_KEY=key,
                SVC__STORAGE__DATA_DIR=str(data_dir), SVC__SERVER__PORT=str(port),
-               SVC__TELEPHONY__PBX_LISTEN=f"127.0.0.1:{pbx_port}")
+               SVC__TELEPHONY__PBX_LISTEN=f"127.0.0.1:{pbx_port}",
+               SVC__RETENTION__SWEEP_SCHEDULE=SWEEP_SCHEDULE)
     log = workdir / f"{name}.log"
     process = serve_logged(["serve"], env, log)
-    return Host(process, port, pbx_port), printed_once_serving(process, log, seconds=120)
+    return Host(process, port, pbx_port, log), printed_once_serving(process, log, seconds=120)
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +135,7 @@ def test_a_call_admitted_by_one_host_is_streamed_by_the_other(hosts):
     assert again.status_code == 200 and again.text.strip(), again.text
 
 
-def test_limits_revocation_settings_and_the_outbox_hold_across_hosts(hosts):
+def test_limits_revocation_settings_the_outbox_and_the_sweep_hold_across_hosts(hosts):
     hosts.everywhere("api.rate_per_min", 5)
     key, _ = user_with_key(hosts.a.base, hosts.root, "two-hosts@example.org")
     bearer = {"Authorization": f"Bearer {key}"}
@@ -152,3 +166,8 @@ def test_limits_revocation_settings_and_the_outbox_hold_across_hosts(hosts):
     receiver, attempts = asyncio.run(bookings_notified(
         hosts.a.base, hosts.root, 12, hosts=[hosts.a.base, hosts.b.base]))
     assert_each_posted_once(receiver, attempts, 12)
+
+    # Each host's scheduler has fired again and again by now; the day was swept once.
+    line.until(lambda: all(len(host.sweeps()) >= 2 for host in (hosts.a, hosts.b)),
+               "a host's scheduler did not fire the sweep")
+    assert sum(hosts.a.sweeps() + hosts.b.sweeps()) == 1, (hosts.a.sweeps(), hosts.b.sweeps())
