@@ -22,17 +22,19 @@ within one 20 ms slot (``burst``: a catch-up after a busy moment sends two).
 another program busy on the same machine would: the server then gets about half its
 core, in slices the kernel's scheduler decides.
 
-Goal: 500 calls on one core, p99 jitter under 5 ms,
-no slot without its frame. After the levels it prints the most calls the server held
-so (``held``).
+Goal: 500 calls on one core, p99 jitter under 5 ms, no slot without its frame. After
+the levels it prints the most calls the server held so (``held``). ``--settle S`` waits
+S seconds between the last call connecting and the window opening, for a server that
+sets calls up slowly.
 
 ``--floor`` measures the same levels, with the same callers on the same CPU, against
 ``benchmarks/audiosocket_floor.py`` (a bare asyncio AudioSocket server: reads the
 identifier, paces 320-byte frames from memory) and prints svc's CPU per call over the
 floor's; goal at most 2.5x. ``--peer`` does the same with asterisk-ai-voice-agent
 (``benchmarks/voice_agent_peer.py``, installed apart by
-``tools/bench-setup-voice-agent``). ``--workers N`` forks N workers as ``svc serve --workers N``
-does, not pinned (the server's CPU then sums its workers): the calls one host holds.
+``tools/bench-setup-voice-agent``). ``--workers N`` forks N workers as
+``svc serve --workers N`` does, not pinned (the server's CPU then sums its workers):
+the calls one host holds.
 
 Run from the repository root: ``.venv/bin/python -m benchmarks.call_load``
 (``--calls 50,100,250,500 --window 6``). The machine is shared: keep runs short.
@@ -59,7 +61,7 @@ from pathlib import Path
 import psutil
 
 from adapters.embedded_postgres import EmbeddedPostgres
-from benchmarks.call_load_probe import LoadResult, run_load
+from benchmarks.call_load_probe import FRAME_S, LoadResult, run_load
 
 SECRET = "call-load-shared-secret"
 #: svc's CPU per call at most this many times the bare floor's (``--floor``).
@@ -231,16 +233,19 @@ def _levels(serving: psutil.Process, base: str, pbx_port: int, lines: dict[int, 
     print(f"\n{HEADER}", flush=True)
     measured = {}
     for n, numbers in lines.items():
-        measured[n] = _run(serving, base, pbx_port, numbers, n, args.window, args.churn)
+        measured[n] = _run(serving, base, pbx_port, numbers, n, args)
         print(_row(*measured[n]), flush=True)
         time.sleep(3)  # let the hung-up calls end before the next level
     return measured
 
 
 def _per_call(measured: Measured) -> float:
-    """The server's CPU per connected call, as a share of one core."""
+    """The server's CPU per call playing at full pace (50 frames a second), as a share
+    of one core: its CPU over the frames it sent. Per frame, not per connected call, so
+    that a server starved of its core (a busy machine) and sending fewer frames is not
+    counted as cheaper."""
     result, cpu_seconds = measured[0], measured[1]
-    return cpu_seconds / result.window_s / max(result.connected, 1)
+    return cpu_seconds / max(result.frames * FRAME_S, 1e-9)
 
 
 def _held(measured: dict[int, Measured]) -> str:
@@ -272,7 +277,7 @@ def _compare(name: str, svc: dict[int, Measured], other: dict[int, Measured],
              goal: float | None = None) -> None:
     print(f"\nheld by the {name}: {_held(other)}")
     wanted = f" (goal at most {goal}x)" if goal else ""
-    print(f"svc's CPU per call over the {name}'s{wanted}:")
+    print(f"svc's CPU per call at 50 frames a second over the {name}'s{wanted}:")
     for n in svc:
         ratio = _per_call(svc[n]) / max(_per_call(other[n]), 1e-9)
         print(f"  {n:>5} calls: {ratio:5.2f}x  (svc {_per_call(svc[n]) * 100:.3f} %/call, "
@@ -298,6 +303,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", default="50,100,250,500")
     parser.add_argument("--window", type=float, default=6.0, help="seconds measured per N")
+    parser.add_argument("--settle", type=float, default=0.0,
+                        help="seconds between the last call connecting and the window")
     parser.add_argument("--churn", type=float, default=0.0,
                         help="calls hung up and replaced by new ones per second in the window")
     parser.add_argument("--server-cpu", type=int, default=0)
@@ -351,13 +358,13 @@ def main() -> None:
 
 
 def _run(server: psutil.Process, base: str, pbx_port: int, lines: list[str], calls: int,
-         window: float, churn: float) -> Measured:
+         args: argparse.Namespace) -> Measured:
     import uvloop
 
     return uvloop.run(_measured(server, http_url=base, audiosocket=("127.0.0.1", pbx_port),
                                 secret=SECRET, lines=lines, calls=calls,
-                                ramp_s=max(1.0, calls / 100), window_s=window,
-                                churn_per_s=churn))
+                                ramp_s=max(1.0, calls / 100), window_s=args.window,
+                                churn_per_s=args.churn, settle_s=args.settle))
 
 
 if __name__ == "__main__":

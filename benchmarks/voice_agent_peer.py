@@ -103,7 +103,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
-    os.environ["AI_AGENT_LOG"] = "WARNING"  # as svc's benchmark server logs
+    os.environ.setdefault("AI_AGENT_LOG", "WARNING")  # as svc's benchmark server logs
     with tempfile.TemporaryDirectory(prefix="voice-agent-peer-") as workdir:
         _configure(Path(workdir), args.pbx_port, args.notice)
         _instant_speech()
