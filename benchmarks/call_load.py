@@ -53,6 +53,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from contextlib import contextmanager
@@ -95,6 +96,8 @@ def process(args: list[str], ready: str):
             printed.append(line)
             if ready in line:
                 break
+        # Keep reading what it prints: a full pipe would stall the server mid-run.
+        threading.Thread(target=proc.stdout.read, daemon=True).start()
         yield proc, "".join(printed)
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -245,7 +248,7 @@ def _per_call(measured: Measured) -> float:
     that a server starved of its core (a busy machine) and sending fewer frames is not
     counted as cheaper."""
     result, cpu_seconds = measured[0], measured[1]
-    return cpu_seconds / max(result.frames * FRAME_S, 1e-9)
+    return cpu_seconds / (result.frames * FRAME_S)
 
 
 def _held(measured: dict[int, Measured]) -> str:
@@ -279,7 +282,10 @@ def _compare(name: str, svc: dict[int, Measured], other: dict[int, Measured],
     wanted = f" (goal at most {goal}x)" if goal else ""
     print(f"svc's CPU per call at 50 frames a second over the {name}'s{wanted}:")
     for n in svc:
-        ratio = _per_call(svc[n]) / max(_per_call(other[n]), 1e-9)
+        if not (svc[n][0].frames and other[n][0].frames):
+            print(f"  {n:>5} calls: not compared (a server sent no frame in the window)")
+            continue
+        ratio = _per_call(svc[n]) / _per_call(other[n])
         print(f"  {n:>5} calls: {ratio:5.2f}x  (svc {_per_call(svc[n]) * 100:.3f} %/call, "
               f"{name} {_per_call(other[n]) * 100:.3f} %/call)", flush=True)
 
