@@ -40,19 +40,11 @@ from tests.support.pbx_deployment import (
     media_started,
     until,
 )
-from tests.support.processes import printed_once_serving, serve_logged
+from tests.support.processes import children, printed_once_serving, serve_logged
 
 pytestmark = pytest.mark.e2e
 
 O_CLOEXEC = 0o2000000
-
-
-def children(pid: int) -> set[int]:
-    found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        text = (task / "children").read_text().split()
-        found.update(int(child) for child in text)
-    return found
 
 
 def _socket_inodes(pid: int) -> dict[int, int]:
