@@ -120,7 +120,8 @@ def configure_scheduler(app: Application, services: Services) -> None:
 
     async def start(_: Application) -> None:
         nonlocal scheduler
-        scheduler = start_scheduler(services.retention.sweep)
+        scheduler = start_scheduler(services.retention.sweep,
+                                    services.boot["retention.sweep_schedule"])
 
     async def stop(_: Application) -> None:
         if scheduler is not None:

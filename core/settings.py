@@ -179,6 +179,12 @@ def _with_area(setting: Setting) -> Setting:
     return dataclasses.replace(setting, area=area)
 
 
+def _six_cron_fields(value: str) -> str | None:
+    if len(value.split()) != 6:
+        return "must be six cron fields: second minute hour day month weekday"
+    return None
+
+
 def _declare(*settings: Setting) -> dict[str, Setting]:
     registry: dict[str, Setting] = {}
     for setting in map(_with_area, settings):
@@ -262,6 +268,11 @@ REGISTRY: dict[str, Setting] = _declare(
             "credential is stored.", B, nullable=True, secret=True),
     Setting("log.level", str, "info", "Least severe kind of event written to the log.", B,
             choices=("debug", "info", "warning", "error"), area="server"),
+    # spec: telephony.md "Retention periods" gives the default. Each day's sweep runs
+    # once however often this fires (``app.scheduler``).
+    Setting("retention.sweep_schedule", str, "0 15 4 * * *",
+            "When the daily retention sweep runs, in UTC: second minute hour day month "
+            "weekday.", B, check=_six_cron_fields, area="retention"),
     # -- feature flags (spec: runtime overrides under the same names)
     Setting("features.public_api", bool, True,
             "The chat-completions API under /v1 and the management of its keys.", C),
