@@ -1,5 +1,5 @@
-"""The usage dashboard's data (``/api/admin/usage``): totals by day, user, key, model,
-source, and by day and source together (``by_day_source``), over a date range (``since`` inclusive, ``until`` exclusive; default the last 30
+"""The usage dashboard's data (``/api/admin/usage``): totals by day, user, key, line,
+model, source, and by day and source together (``by_day_source``), over a date range (``since`` inclusive, ``until`` exclusive; default the last 30
 days)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from app.http.errors import Unprocessable, json_response
 from app.http.guards import administrator
 from app.services.bundle import Services
 
-GROUPINGS = ("day", "source", "user", "key", "model", "day_source")
+GROUPINGS = ("day", "source", "user", "key", "line", "model", "day_source")
 MAX_DAYS = 366
 
 
