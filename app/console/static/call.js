@@ -1,7 +1,7 @@
 // One call: its details, the transcript (its chat), and the recording player. The
 // transcript and recording are the line's account's or an administrator's only; for
 // anyone else the API answers 404 and the page says so.
-import { $, api, ApiError, confirmAction, el, fail, guarded, length, say, start, when } from "/static/console.js";
+import { $, api, ApiError, confirmAction, el, fail, fillRows, guarded, length, say, start, when } from "/static/console.js";
 
 const callId = $("main").dataset.callId;
 const base = `/api/telephony/calls/${encodeURIComponent(callId)}`;

@@ -21,7 +21,8 @@ function days(since, until) {
 }
 
 // The axes: a time axis under the bars with a tick and its date at every `every`-th
-// day (so a long range stays readable), and a value axis with ticks at 0, half and
+// day counted back from the last (so a long range stays readable and its last day
+// is always named), and a value axis with ticks at 0, half and
 // the peak, each with a faint line across.
 function axes(picture, allDays, geometry, peak) {
   const { width, height, left, bottom, step, scale } = geometry;
@@ -36,7 +37,7 @@ function axes(picture, allDays, geometry, peak) {
   }
   const every = Math.max(1, Math.ceil(allDays.length / 8));
   allDays.forEach((day, index) => {
-    if (index % every) return;
+    if ((allDays.length - 1 - index) % every) return;
     const x = left + index * step + step / 2;
     picture.append(svg("line", { class: "tick", x1: x, y1: base, x2: x, y2: base + 5 }),
       svg("text", { x, y: height - 4, "text-anchor": "middle" }, day.slice(5)));
