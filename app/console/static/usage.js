@@ -39,8 +39,10 @@ function axes(picture, allDays, geometry, peak) {
   allDays.forEach((day, index) => {
     if ((allDays.length - 1 - index) % every) return;
     const x = left + index * step + step / 2;
+    // A date at the right edge ends at its tick, so it is not cut off.
+    const anchor = x > width - 20 ? "end" : "middle";
     picture.append(svg("line", { class: "tick", x1: x, y1: base, x2: x, y2: base + 5 }),
-      svg("text", { x, y: height - 4, "text-anchor": "middle" }, day.slice(5)));
+      svg("text", { x: anchor === "end" ? width - 1 : x, y: height - 4, "text-anchor": anchor }, day.slice(5)));
   });
 }
 
