@@ -15,17 +15,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 from zoneinfo import ZoneInfo
 
 import asyncpg
 
 from app import db
-from app.diary.clock import Clock
 from app.errors import Conflict, NotFound, Unprocessable
 from app.services.audit import AuditLog
 from core.diary import Diary, DiaryError, OpeningPeriod, parse_diary
+
+if TYPE_CHECKING:  # the clock reads a diary's zone from here
+    from app.diary.clock import Clock
 
 __all__ = ["DEFAULT_DIARY", "Diaries", "StoredDiary", "diary_zone", "load_diary"]
 

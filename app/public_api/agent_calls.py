@@ -46,6 +46,7 @@ from app.errors import BadRequest, NotFound
 from app.http.disconnect import cancelled_on_disconnect
 from app.http.errors import HttpRefusal, json_response
 from app.http.event_pump import IDLE, Idle, pumped
+from app.http.middleware import arrived_at
 from app.public_api.auth import admit
 from app.public_api.links import public_base
 from app.services.access import reach_of
@@ -173,7 +174,7 @@ async def answer(request: Request, svc: Services, identity: Identity,
     tools = await svc.tools.for_agent(agent.tools)
     events = await svc.chats.send(reach, chat_id, question, source="api",
                                   api_key_id=identity.api_key_id, owner_only=True,
-                                  generation=generation)
+                                  generation=generation, asked_at=arrived_at(request))
     reply = _Reply(chat.model, frozenset(t.spec.name for t in tools if t.spec.side_effecting),
                    public_base(request, svc.boot), generation.wants_json,
                    system_fingerprint(agent))
@@ -188,7 +189,8 @@ async def answer_local(request: Request, svc: Services, identity: Identity,
     generation = _generation(chat, LOCAL)
     headers = await admit(svc, identity)
     turn = TurnRequest(_LOCAL_AGENT, question, await reach_of(identity), source="api",
-                       api_key_id=identity.api_key_id, generation=generation)
+                       api_key_id=identity.api_key_id, generation=generation,
+                       asked_at=arrived_at(request))
     reply = _Reply(chat.model, frozenset(), public_base(request, svc.boot), False,
                    system_fingerprint(_LOCAL_AGENT))
     return await _respond(request, chat, svc.pipeline.run(turn), reply, headers)

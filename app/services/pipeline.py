@@ -133,7 +133,10 @@ class TurnRequest:
     provider key and usage row the call is); ``history`` the kept conversation;
     ``call`` the telephone call the turn belongs to (None outside calls), handed to the
     tools that declared they want it. ``generation``: the caller's generation
-    parameters, sent with every model call of the turn."""
+    parameters, sent with every model call of the turn. ``asked_at``: when the
+    question was complete, on ``time.monotonic`` (the request arriving; on a call, the
+    end of the caller's speech): each usage row's latency counts from it, so it covers
+    the whole turn up to that model call's end, not only the model's own time."""
 
     agent: AgentProfile
     question: str
@@ -144,6 +147,7 @@ class TurnRequest:
     policy: ToolPolicy = field(default_factory=AppToolPolicy)
     call: CallContext | None = None
     generation: GenerationOptions = field(default_factory=GenerationOptions)
+    asked_at: float = field(default_factory=time.monotonic)
 
 
 @dataclass(eq=False)
@@ -297,15 +301,16 @@ class Pipeline:
     # -- model calls ------------------------------------------------------------------
 
     def _record(self, run: _Run, started: float, outcome: str) -> UsageCounted:
+        now, request = time.monotonic(), run.request
         counted = UsageCounted(run.model.model, run.model.provider, run.reply.prompt_tokens,
-                               run.reply.completion_tokens,
-                               round((time.monotonic() - started) * 1000))
-        request = run.request
+                               run.reply.completion_tokens, round((now - started) * 1000))
         self.usage.record(UsageRecord(
             account_id=request.reach.account_id, api_key_id=request.api_key_id,
             model=counted.model, provider=counted.provider, source=request.source,
             outcome=outcome, prompt_tokens=counted.prompt_tokens,
-            completion_tokens=counted.completion_tokens, latency_ms=counted.latency_ms))
+            completion_tokens=counted.completion_tokens,
+            latency_ms=max(0, round((now - request.asked_at) * 1000)),
+            line_id=request.call.line_id if request.call is not None else None))
         run.prompt_tokens += counted.prompt_tokens
         run.completion_tokens += counted.completion_tokens
         return counted

@@ -9,7 +9,9 @@ runs the call:
 2. the speech engines, the ``voice.phone.*`` dials and the recognition rate; no
    synthesiser means the opening cannot be said: ``notice_failed`` (fail-closed);
 3. the call's conversation, kept as a chat with source ``telephone`` for the line's
-   account and linked from the call (spec: "Call outcome" — the transcript);
+   account and linked from the call (spec: "Call outcome" — the transcript), opening
+   with what the line says first; each answered turn's timings go to
+   ``telephony_turn``;
 4. the agent: the pipeline with the line's account as the identity, the call's
    ``CallContext`` and ``CallToolPolicy`` (``telephony.tool_timeout_secs``);
 5. the recording, when the line records (``adapters.recorder``); a failure marks the
@@ -24,6 +26,7 @@ runs the call:
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, replace
@@ -32,7 +35,7 @@ from uuid import UUID
 from adapters.recorder import CallRecorder, RecordingFailed
 from adapters.speech.http import SpeechHttp
 from adapters.speech.sphinx import LocalRecogniser
-from adapters.voice.session import CallSetup, run_call
+from adapters.voice.session import CallSetup, TurnTimings, run_call
 from adapters.voice.transport import CallEngines, CallTransport
 import anyio
 
@@ -72,6 +75,14 @@ WHERE l.id = $1
 _LINK_CHAT = "UPDATE telephony_call SET chat_id = $2 WHERE id = $1"
 _APPROVE_TRANSFER = "UPDATE telephony_call SET transfer_approved = true WHERE id = $1"
 _RECORDING_FAILED = "UPDATE telephony_call SET recording_failed = true WHERE id = $1"
+_TURN_TIMED = """
+INSERT INTO telephony_turn (call_id, asked_ms, first_text_ms, first_audio_ms, finished_ms)
+VALUES ($1, $2, $3, $4, $5)
+"""
+
+
+def _ms(seconds: float | None) -> int | None:
+    return None if seconds is None else max(0, round(seconds * 1000))
 
 
 def phone_dials(snapshot: Snapshot) -> PhoneDials:
@@ -118,10 +129,13 @@ class _CallAgent:
         self.can_transfer = can_transfer
         self.history: list[dict[str, str]] = []
 
-    async def answer(self, transcript: str) -> AsyncIterator[str]:
+    async def answer(self, transcript: str, waited: float) -> AsyncIterator[str]:
+        # The turn's usage latency counts from the end of the caller's speech.
+        asked_at = time.monotonic() - waited
         await self.chats.append(self.chat_id, "user", transcript)
         request = TurnRequest(self.agent, transcript, self.reach, list(self.history),
-                              "telephone", None, self.policy, call=self.context)
+                              "telephone", None, self.policy, call=self.context,
+                              asked_at=asked_at)
         self.history.append({"role": "user", "content": transcript})
         finished: Finished | None = None
         spoken = False
@@ -144,6 +158,12 @@ class _CallAgent:
             await self.chats.append(self.chat_id, "assistant", text,
                                     finished.citations if finished is not None else ())
             self.history.append({"role": "assistant", "content": text})
+
+    async def timed(self, timings: TurnTimings) -> None:
+        async with db.connection() as connection:
+            await connection.execute(_TURN_TIMED, self.context.call_id, _ms(timings.asked),
+                                     _ms(timings.first_text), _ms(timings.first_audio),
+                                     _ms(timings.finished))
 
     def ending(self) -> CallInput | None:
         # spec: "Screening list" — a transfer only once the gate let it through, and
@@ -229,14 +249,14 @@ class CallVoice:
         engines = await self._tuned(await self.engines(), call.agent_id)
         reach = await reach_of_account(call.owner_id, line.owner_is_admin)
         agent = await load_agent(call.agent_id, reach)
-        chat_id = await self._open_transcript(call, agent, reach)
+        opening = compose_opening(line.greeting, line.notice, recording=line.record_calls)
+        chat_id = await self._open_transcript(call, agent, reach, opening)
         context = CallContext(call.call_id, line.id, call.owner_id,
                               _callers_number(call.from_number))
         call_agent = _CallAgent(self.pipeline, self.chats, chat_id, agent, reach,
                                 await call_tool_policy(self.settings), context,
                                 bool(line.transfer_e164))
-        setup = CallSetup(compose_opening(line.greeting, line.notice, recording=line.record_calls),
-                          phone_dials(snapshot), snapshot["voice_live.stt_sample_rate"])
+        setup = CallSetup(opening, phone_dials(snapshot), snapshot["voice_live.stt_sample_rate"])
         return engines, call_agent, setup, line.record_calls
 
     async def _tuned(self, engines: CallEngines, agent_id: UUID) -> CallEngines:
@@ -257,9 +277,12 @@ class CallVoice:
                      row["transfer_e164"], row["owner_role"] in ("admin", "superadmin"))
 
     async def _open_transcript(self, call: RedeemedCall, agent: AgentProfile,
-                               reach: Reach) -> UUID:
+                               reach: Reach, opening: str) -> UUID:
         chat = await self.chats.create(reach, agent.id, source="telephone",
                                        title=f"{TITLE_PREFIX}{call.from_number}"[:200])
+        # The transcript reads as the call went: the line's opening first. It is not in
+        # the agent's history, which holds the caller's turns and its own answers.
+        await self.chats.append(chat["id"], "assistant", opening)
         async with db.connection() as connection:
             await connection.execute(_LINK_CHAT, call.call_id, chat["id"])
         return chat["id"]

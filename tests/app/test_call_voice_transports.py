@@ -213,8 +213,10 @@ async def test_pbx_call_over_the_listener_bound_at_start(api, services):
     assert chat["source"] == "telephone" and str(chat["owner_id"]) == found.owner_id
     messages = await ChatMessage.select().where(ChatMessage.chat_id == chat["id"]).order_by(
         ChatMessage.id)
-    assert [m["role"] for m in messages] == ["user", "assistant"]
-    assert messages[0]["content"] == "hello"
+    # The opening the line said, the caller's turn, the answer.
+    assert [m["role"] for m in messages] == ["assistant", "user", "assistant"]
+    assert messages[0]["content"] == engines.synthesiser.spoken[0]
+    assert messages[1]["content"] == "hello"
 
 
 async def closed_without_a_word(stream) -> None:

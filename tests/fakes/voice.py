@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from adapters.voice.session import TurnTimings
 from adapters.voice.transport import CallTransport
 from core.call_outcome import CallInput
 
@@ -97,10 +98,13 @@ class FakeAgent:
     endings: list[CallInput | None] = field(default_factory=list)
     questions: list[str] = field(default_factory=list)
     finished: list[str] = field(default_factory=list)  # answers the agent wrote in full
+    waits: list[float] = field(default_factory=list)  # seconds from speech end to asking
+    timings: list[TurnTimings] = field(default_factory=list)
     _ending: CallInput | None = None
 
-    async def answer(self, transcript: str) -> AsyncIterator[str]:
+    async def answer(self, transcript: str, waited: float = 0.0) -> AsyncIterator[str]:
         self.questions.append(transcript)
+        self.waits.append(waited)
         text = self.answers.pop(0) if self.answers else "Certainly."
         self._ending = self.endings.pop(0) if self.endings else None
         for word in text.split(" "):
@@ -110,6 +114,9 @@ class FakeAgent:
 
     def ending(self) -> CallInput | None:
         return self._ending
+
+    async def timed(self, timings: TurnTimings) -> None:
+        self.timings.append(timings)
 
 
 @dataclass

@@ -238,6 +238,10 @@ export function when(iso, timeZone) {
   return new Date(iso).toLocaleString(undefined, options);
 }
 
+// Days as the API reads them (YYYY-MM-DD, UTC), and the day n days after one.
+export function isoDay(date) { return date.toISOString().slice(0, 10); }
+export function addDays(day, n) { const d = new Date(day + "T00:00:00Z"); d.setUTCDate(d.getUTCDate() + n); return isoDay(d); }
+
 // How long a call lasted, as minutes:seconds ("" while it is still going).
 export function length(call) {
   if (!call.ended_at || !call.started_at) return "";
