@@ -35,6 +35,7 @@ from app.routes import (
     enquiries,
     health,
     libraries,
+    line_conversation,
     notify_targets,
     projects,
     providers,
@@ -77,6 +78,7 @@ ROUTE_MODULES = (
     telephony_media,
     notify_targets,
     telephony_calls,
+    line_conversation,
 )
 
 
