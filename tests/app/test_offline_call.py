@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import socket
 import zoneinfo
 
 import aiohttp
@@ -22,6 +21,7 @@ import pytest
 from adapters.call_simulator import AwaitHangup, Caller, Listen, Say, prepare, ring_pbx
 from adapters.speech.espeak import LocalSynthesiser
 from app.tables import Appointment, TelephonyCall
+from tests.app.test_call_voice_transports import free_port
 from tests.app.test_telephony_setup import LINE_NUMBER as LINE
 from tests.app.test_telephony_setup import SHARED_SECRET, deployment
 from tests.support.http import running_app
@@ -40,17 +40,6 @@ EVERY_DAY = [{"weekday": day, "opens_minute": 540, "closes_minute": 1020} for da
 
 
 @pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture
 async def offline_line(postgres, tmp_path):
     """A fresh deployment: local synthesis and recognition, one pbx line whose agent
     has a Library and a diary open every day; restarted once to bind the listener."""
@@ -65,7 +54,7 @@ async def offline_line(postgres, tmp_path):
         "storage.data_dir": str(tmp_path), "storage.recordings_dir": str(tmp_path / "rec"),
         "message_encryption_key": os.urandom(32).hex()}))
     services.settings.cache_seconds = 0
-    audiosocket = ("127.0.0.1", _free_port())
+    audiosocket = ("127.0.0.1", free_port())
     try:
         async with running_app(services) as client:
             setup = await deployment(client, services, provider="pbx", line_provider="pbx")
