@@ -72,7 +72,8 @@ SET busy_until = NULL, change_attempts = $2, caller_verdict = $3, ended = $4, up
 WHERE id = $1
 """
 
-_ENDED: dict[CallInput | None, str] = {CallInput.TRANSFERRED: "transferred", CallInput.SERVICE_HUNG_UP: "completed"}
+_ENDED: dict[CallInput | None, str] = {CallInput.TRANSFERRED: "transferred",
+                                       CallInput.SERVICE_HUNG_UP: "completed"}
 
 
 class LineConversations:

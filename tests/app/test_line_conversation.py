@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from app.tables import Appointment, AuditEntry, Chat
+from app.tables import Appointment, AuditEntry, Chat, ChatMessage
 from core.pipeline import ToolSpec
 from tests.app.test_diary_api import LONDON_DIARY, NOW
 from tests.app.test_telephony_setup import deployment
@@ -120,6 +120,20 @@ async def test_a_goodbye_ends_the_conversation(line):
     assert answer["ended"] == "completed" and answer["tool_calls"][0]["name"] == "end_call"
     assert (await talk.say("one more thing", status=409))["error"]["code"] == (
         "conversation_ended")
+
+
+async def test_one_turn_at_a_time(line):
+    from app import db
+
+    talk = Talk(line, line.owner)
+    await talk.say("hello")
+    async with db.connection() as connection:  # as while another turn is answered
+        await connection.execute("UPDATE line_conversation SET busy_until = now() + "
+                                 "interval '1 minute'")
+    said = await ChatMessage.count()
+    busy = await talk.say("are you there", status=409)
+    assert busy["error"]["code"] == "conversation_busy"
+    assert await ChatMessage.count() == said  # the refused turn reached no one
 
 
 async def test_an_administrator_may_talk_to_any_line(line, api, services):
