@@ -2,8 +2,8 @@
 speaks for the line, PocketSphinx listens with the line's own language model, and the
 built-in ``local`` model holds the conversation.
 
-The simulated caller is eSpeak NG too, in another voice (a female US one; the line
-speaks the default English voice). It asks a question the agent's Library answers,
+The simulated caller is eSpeak NG too, in the voice ``svc call simulate`` gives it (a
+female US one; the line speaks the default English voice). It asks a question the agent's Library answers,
 books "tomorrow at ten", gives a name, confirms and says goodbye, over the pbx
 transport. Nothing is faked but the caller: the recognition is as imperfect as it is
 for a real caller, so the phrasing is what a caller would naturally say.
@@ -20,6 +20,7 @@ import pytest
 
 from adapters.call_simulator import AwaitHangup, Caller, Listen, Say, prepare, ring_pbx
 from adapters.speech.espeak import LocalSynthesiser
+from app.cli import CALLER_VOICE
 from app.tables import Appointment, TelephonyCall
 from tests.app.test_call_voice_transports import free_port
 from tests.app.test_telephony_setup import LINE_NUMBER as LINE
@@ -31,7 +32,6 @@ pytest.importorskip("pocketsphinx")
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 CALLER = "+447700900123"
-CALLER_VOICE = "en-us+f2"
 ZONE = "Europe/London"
 PARKING = "Parking is free in the car park behind the building for two hours."
 CALL_TOOLS = ["offer_times", "book_appointment", "change_appointment", "cancel_appointment",
