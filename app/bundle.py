@@ -24,6 +24,7 @@ from app.retention import Retention
 from app.services.accounts import Accounts
 from app.telephony.announce import Announcements
 from app.telephony.compliance import Compliance
+from app.telephony.conversation import LineConversations
 from app.telephony.erasure import CallErasure
 from app.services.agents import Agents
 from app.services.api_keys import ApiKeys
@@ -89,6 +90,8 @@ class Services:
     #: a call's recording and transcript: playing and erasing; the compliance view
     call_erasure: CallErasure
     compliance: Compliance
+    #: operators talking to a line's agent in text, under the rules of a call
+    line_conversations: LineConversations
     #: each line's language model for the local recogniser
     speech_models: LineSpeechModels
     #: the pooled connections of calls to remote speech engines (app.telephony.speech_engines)
@@ -156,6 +159,7 @@ class Services:
             outbox_worker=OutboxWorker(settings, box, notify_sender),
             call_erasure=CallErasure(audit, boot["storage.recordings_dir"]),
             compliance=Compliance(settings),
+            line_conversations=LineConversations(settings, features, pipeline, chats, audit),
         )
 
     async def aclose(self) -> None:

@@ -34,6 +34,7 @@ from app.routes import (
     enquiries,
     health,
     libraries,
+    line_conversation,
     notify_targets,
     projects,
     providers,
@@ -76,6 +77,7 @@ ROUTE_MODULES = (
     telephony_media,
     notify_targets,
     telephony_calls,
+    line_conversation,
 )
 
 

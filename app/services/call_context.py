@@ -31,9 +31,11 @@ CHANGE_ATTEMPTS_PER_CALL = MAX_CHANGE_ATTEMPTS
 @dataclass
 class CallContext:
     """One call as the tools see it. ``account_id`` is the line's owner: the identity
-    the agent acts for. ``caller_number`` is E.164, '' when the caller withheld it."""
+    the agent acts for. ``caller_number`` is E.164, '' when the caller withheld it.
+    ``call_id`` is None for a conversation in text with the line, which is no call:
+    what its tools book or take is linked to no call in the log."""
 
-    call_id: UUID
+    call_id: UUID | None
     line_id: UUID
     account_id: UUID
     caller_number: str

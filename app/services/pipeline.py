@@ -352,7 +352,9 @@ class Pipeline:
         # On a call the local model holds the conversation: it reads the earlier turns
         # and the day in the diary's zone (core has no clock).
         now = self.clock.now().astimezone(run.zone) if run.zone is not None else None
-        decision = respond(LocalTurn(
+        # In a worker thread: reading days loads dateparser's language data on its first
+        # use (about a second), which on the event loop would stall every call's audio.
+        decision = await anyio.to_thread.run_sync(respond, LocalTurn(
             request.question, run.passages, offered, run.tool_results,
             request.history if now is not None else (), now,
             bool(request.call and request.call.caller_number)))

@@ -26,9 +26,7 @@ runs the call:
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import aclosing
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from uuid import UUID
 
@@ -44,15 +42,15 @@ from app.crypto import SecretBox
 from app.services.access import reach_of_account
 from app.services.call_context import CallContext
 from app.services.chats import Chats
-from app.services.pipeline import AgentProfile, Pipeline, TurnRequest, call_tool_policy, load_agent
+from app.services.pipeline import AgentProfile, Pipeline, call_tool_policy, load_agent
 from app.services.settings import Settings, Snapshot
+from app.telephony.call_agent import CallAgent
 from app.telephony.calls import CallLog
 from app.telephony.limits import RedeemedCall, TicketStore
 from app.telephony.speech_engines import engines_for_calls
 from app.telephony.speech_models import LineSpeechModels
 from core.access import Reach
 from core.call_outcome import CallInput, CallOutcome
-from core.pipeline import CallToolPolicy, Failed, Finished, TextDelta
 from core.voice import EndCall, PhoneDials, compose_opening
 from core.withheld_numbers import is_withheld
 
@@ -63,8 +61,6 @@ log = logging.getLogger("svc.telephony.voice")
 #: Builds the engines of one call (``app.telephony.speech_engines``); tests pass fakes.
 EngineSource = Callable[[], Awaitable[CallEngines]]
 
-#: Said when the agent could not answer a turn; the call goes on.
-NO_ANSWER_TEXT = "I am sorry, I cannot answer that just now."
 TITLE_PREFIX = "Call from "
 
 _LINE = """
@@ -75,16 +71,6 @@ WHERE l.id = $1
 _LINK_CHAT = "UPDATE telephony_call SET chat_id = $2 WHERE id = $1"
 _APPROVE_TRANSFER = "UPDATE telephony_call SET transfer_approved = true WHERE id = $1"
 _RECORDING_FAILED = "UPDATE telephony_call SET recording_failed = true WHERE id = $1"
-_TURN_TIMED = """
-INSERT INTO telephony_turn (call_id, asked_ms, first_text_ms, first_audio_ms, finished_ms)
-VALUES ($1, $2, $3, $4, $5)
-"""
-
-
-def _ms(seconds: float | None) -> int | None:
-    return None if seconds is None else max(0, round(seconds * 1000))
-
-
 def phone_dials(snapshot: Snapshot) -> PhoneDials:
     """The ``voice.phone.*`` dials in force (an unset one follows ``voice.*``)."""
     return PhoneDials(
@@ -111,69 +97,6 @@ class _Line:
     record_calls: bool
     transfer_e164: str | None
     owner_is_admin: bool
-
-
-class _CallAgent:
-    """The agent of one call: each turn through the pipeline, the transcript kept."""
-
-    def __init__(self, pipeline: Pipeline, chats: Chats, chat_id: UUID, agent: AgentProfile,
-                 reach: Reach, policy: CallToolPolicy, context: CallContext,
-                 can_transfer: bool) -> None:
-        self.pipeline = pipeline
-        self.chats = chats
-        self.chat_id = chat_id
-        self.agent = agent
-        self.reach = reach
-        self.policy = policy
-        self.context = context
-        self.can_transfer = can_transfer
-        self.history: list[dict[str, str]] = []
-
-    async def answer(self, transcript: str, waited: float) -> AsyncIterator[str]:
-        # The turn's usage latency counts from the end of the caller's speech.
-        asked_at = time.monotonic() - waited
-        await self.chats.append(self.chat_id, "user", transcript)
-        request = TurnRequest(self.agent, transcript, self.reach, list(self.history),
-                              "telephone", None, self.policy, call=self.context,
-                              asked_at=asked_at)
-        self.history.append({"role": "user", "content": transcript})
-        finished: Finished | None = None
-        spoken = False
-        async with aclosing(self.pipeline.run(request)) as events:
-            async for event in events:
-                if isinstance(event, TextDelta) and event.text:
-                    spoken = True
-                    yield event.text
-                elif isinstance(event, Failed):
-                    log.warning("agent turn failed on a call: %s", event.message)
-                elif isinstance(event, Finished):
-                    finished = event
-        text = finished.text if finished is not None and finished.finish_reason != "error" else ""
-        if not spoken and self.ending() is None:
-            # Silence would leave the caller wondering; a call the agent is ending (or
-            # putting through) needs no apology.
-            text = NO_ANSWER_TEXT
-            yield text
-        if text:
-            await self.chats.append(self.chat_id, "assistant", text,
-                                    finished.citations if finished is not None else ())
-            self.history.append({"role": "assistant", "content": text})
-
-    async def timed(self, timings: TurnTimings) -> None:
-        async with db.connection() as connection:
-            await connection.execute(_TURN_TIMED, self.context.call_id, _ms(timings.asked),
-                                     _ms(timings.first_text), _ms(timings.first_audio),
-                                     _ms(timings.finished))
-
-    def ending(self) -> CallInput | None:
-        # spec: "Screening list" — a transfer only once the gate let it through, and
-        # only to a number the line has.
-        context = self.context
-        if context.transfer_requested and context.transfer_allowed and self.can_transfer:
-            return CallInput.TRANSFERRED
-        if context.end_requested:
-            return CallInput.SERVICE_HUNG_UP
-        return None
 
 
 class CallVoice:
@@ -241,7 +164,7 @@ class CallVoice:
                 with anyio.CancelScope(shield=True):
                     await record(EndCall(CallInput.MEDIA_LOST, hang_up=False))
 
-    async def _prepare(self, call: RedeemedCall) -> tuple[CallEngines, _CallAgent, CallSetup, bool]:
+    async def _prepare(self, call: RedeemedCall) -> tuple[CallEngines, CallAgent, CallSetup, bool]:
         line = await self._line(call.number_id)
         if line is None or call.agent_id is None or call.owner_id is None:
             raise LookupError("the line or its binding went between answer and audio")
@@ -253,7 +176,7 @@ class CallVoice:
         chat_id = await self._open_transcript(call, agent, reach, opening)
         context = CallContext(call.call_id, line.id, call.owner_id,
                               _callers_number(call.from_number))
-        call_agent = _CallAgent(self.pipeline, self.chats, chat_id, agent, reach,
+        call_agent = CallAgent(self.pipeline, self.chats, chat_id, agent, reach,
                                 await call_tool_policy(self.settings), context,
                                 bool(line.transfer_e164))
         setup = CallSetup(opening, phone_dials(snapshot), snapshot["voice_live.stt_sample_rate"])

@@ -13,7 +13,7 @@ import pytest
 from app.services.access import reach_of_account
 from app.services.usage import UsageRecord
 from app.tables import TelephonyLine, UsageEvent
-from app.telephony.call_context import CallContext
+from app.services.call_context import CallContext
 from core.pipeline import CallToolPolicy
 from tests.app.test_pipeline import add_account, add_agent, turn
 
