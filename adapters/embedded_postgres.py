@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 from pathlib import Path
 
 log = logging.getLogger("svc.postgres")
@@ -27,10 +28,12 @@ class EmbeddedPostgres:
         self._server = None
 
     def start(self) -> str:
-        # pgserver keeps a lock file under XDG_RUNTIME_DIR; give it a private one when
-        # the session has none, instead of its noisy fallback.
-        os.environ.setdefault("XDG_RUNTIME_DIR", str(self.pgdata.parent / ".run"))
-        Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(parents=True, exist_ok=True, mode=0o700)
+        # pgserver keeps a lock file under XDG_RUNTIME_DIR, and puts the socket there when
+        # the data directory's path is too long for one (a Unix socket's path has at most
+        # 107 bytes). Give it a short private one when the session has none, instead of
+        # its noisy fallback; processes started from here inherit it.
+        if "XDG_RUNTIME_DIR" not in os.environ:
+            os.environ["XDG_RUNTIME_DIR"] = str(private_runtime_dir())
         import pgserver  # imported late: it reads XDG_RUNTIME_DIR at import time
 
         try:
@@ -52,3 +55,20 @@ class EmbeddedPostgres:
             self._server.cleanup()
             self._server = None
             log.info("embedded PostgreSQL stopped")
+
+
+def private_runtime_dir() -> Path:
+    """A short directory only this user can use, for the server's socket and lock file.
+
+    ``/tmp/svc-<uid>`` is shared by every process of the user, as pgserver expects;
+    if someone else made that name first, a fresh directory is used instead.
+    """
+    short = Path(tempfile.gettempdir()) / f"svc-{os.getuid()}"
+    try:
+        short.mkdir(mode=0o700, exist_ok=True)
+        owner = short.lstat()
+        if owner.st_uid == os.getuid() and not short.is_symlink() and owner.st_mode & 0o077 == 0:
+            return short
+    except OSError:
+        pass
+    return Path(tempfile.mkdtemp(prefix="svc-"))

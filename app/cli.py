@@ -104,9 +104,9 @@ def database_for(boot: boot_config.BootConfig) -> Iterator[str]:
 
 async def _prepare(dsn: str, start: StartKey, announce_first_admin: bool) -> None:
     from app import db
+    from app.bundle import Services
     from app.crypto import SecretBox
     from app.message_key import KeyMismatch, made_notice, verify_key
-    from app.services.bundle import Services
 
     boot = start.boot
     db.use_database(dsn)
@@ -136,12 +136,11 @@ def _serve_here(sock: socket.socket, services, *, ready, pool_size: int = 20,
     runs once it serves."""
     import uvicorn
 
-    from app.main import create_app, tune_collection_for_serving
+    from app.main import create_app
     from app.serving import server_config
 
     app = create_app(services, pool_size=pool_size, scheduled_jobs=scheduled_jobs,
-                     audio_listener=audio_listener)
-    tune_collection_for_serving(app)
+                     audio_listener=audio_listener, collect_on_beat=True)
 
     async def announce(_) -> None:
         ready()
@@ -159,7 +158,7 @@ def _worker_pool_size(workers: int) -> int:
 
 
 async def _pbx_listen_address(boot: boot_config.BootConfig) -> str | None:
-    from app.services.bundle import Services
+    from app.bundle import Services
 
     return await Services.build(boot).settings.get("telephony.pbx_listen")
 
@@ -167,7 +166,7 @@ async def _pbx_listen_address(boot: boot_config.BootConfig) -> str | None:
 def _supervise(sock: socket.socket, boot: boot_config.BootConfig, workers: int,
                announce) -> int:
     """Fork ``workers`` workers on ``sock`` and the AudioSocket listener bound here."""
-    from app.services.bundle import Services
+    from app.bundle import Services
     from app.supervisor import Supervisor
     from app.telephony.audio_listener import bind_for_workers
 
@@ -187,7 +186,7 @@ def _supervise(sock: socket.socket, boot: boot_config.BootConfig, workers: int,
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from app.services.bundle import Services
+    from app.bundle import Services
     from app.supervisor import worker_count
 
     start = _load_config(args, make_key=True)
@@ -230,8 +229,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_admin_create(args: argparse.Namespace) -> int:
-    from app.http.errors import ApiError
-    from app.services.bundle import Services
+    from app.bundle import Services
+    from app.errors import ApiError
 
     start = _load_config(args)
     boot = start.boot
@@ -258,7 +257,7 @@ def cmd_telephony_check(args: argparse.Namespace) -> int:
     exit 0 when every check passes, 1 otherwise. The listen address is probed over
     TCP, since the listener belongs to the serving process."""
     from app import db
-    from app.services.bundle import Services
+    from app.bundle import Services
     from app.telephony.readiness import Readiness, tcp_listening
 
     boot = _load_config(args).boot
@@ -339,14 +338,19 @@ def _audiosocket_address(text: str | None) -> tuple[str, int]:
                              f"(the server's telephony.pbx_listen): {exc}") from None
 
 
-def _local_synthesiser():
-    """eSpeak NG, the local synthesiser a fresh install has."""
+#: The simulated caller's voice: unlike the line's default one, so the two are told
+#: apart; PocketSphinx hears it far better than eSpeak NG's male voices.
+CALLER_VOICE = "en-us+f2"
+
+
+def _local_synthesiser(voice: str):
+    """eSpeak NG, the local synthesiser a fresh install has, in the caller's ``voice``."""
     try:
         from adapters.speech.local import LocalSynthesiser
     except ImportError as exc:
         raise Exit(EX_UNAVAILABLE, f"local synthesis (eSpeak NG) is not available ({exc}); "
                                    "use --play with a WAV file instead") from None
-    return LocalSynthesiser()
+    return LocalSynthesiser(voice)
 
 
 def _local_recogniser():
@@ -368,8 +372,8 @@ async def _simulate(args: argparse.Namespace) -> int:
     from adapters.speech import SpeechUnavailable
 
     steps = _caller_script(args)
-    synthesiser = _local_synthesiser() if any(k == "say" for k, _ in args.utterances or []) \
-        else None
+    saying = any(k == "say" for k, _ in args.utterances or [])
+    synthesiser = _local_synthesiser(args.voice) if saying else None
     try:
         caller = Caller(_at_telephone_level(await prepare(steps, synthesiser), args))
     except SpeechUnavailable as exc:
@@ -470,6 +474,9 @@ def parser() -> argparse.ArgumentParser:
     simulate.add_argument("--secret", help="pbx: the shared secret")
     simulate.add_argument("--say", action=_Utterance, const="say", metavar="TEXT",
                           help="say this (repeatable; in order with --play)")
+    simulate.add_argument("--voice", default=CALLER_VOICE,
+                          help="the eSpeak NG voice --say speaks in (default %(default)s: "
+                               "not the line's own, and heard well by local recognition)")
     simulate.add_argument("--play", action=_Utterance, const="play", metavar="WAV",
                           help="play this 16-bit WAV file (repeatable)")
     simulate.add_argument("--press", action=_Utterance, const="press", metavar="KEYS",

@@ -17,7 +17,7 @@ import os
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from app.http.errors import Conflict
+from app.errors import Conflict
 
 log = logging.getLogger("svc.crypto")
 

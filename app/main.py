@@ -6,16 +6,15 @@ request middleware, routes, OpenAPI docs, and the database pool's lifecycle.
 
 from __future__ import annotations
 
-import gc
 
 from blacksheep import Application, Request, Router
 
-from adapters.voice.collection import install_collection_schedule
 
 from app import console, db
 from app.console.pages import configure_console
+from app.errors import NotFound
 from app.http.docs import configure_docs
-from app.http.errors import NotFound, configure_errors
+from app.http.errors import configure_errors
 from app.http.front_door import FrontDoorApplication
 from app.http.middleware import RequestContext
 from app.http.same_origin import SameOriginWrites
@@ -35,6 +34,7 @@ from app.routes import (
     enquiries,
     health,
     libraries,
+    line_conversation,
     notify_targets,
     projects,
     providers,
@@ -47,7 +47,7 @@ from app.routes import (
     usage,
     v1,
 )
-from app.services.bundle import Services
+from app.bundle import Services
 from app.services.sessions import COOKIE_NAME
 from app.telephony.audio_listener import AudioListener, BoundListener
 
@@ -77,6 +77,7 @@ ROUTE_MODULES = (
     telephony_media,
     notify_targets,
     telephony_calls,
+    line_conversation,
 )
 
 
@@ -121,7 +122,8 @@ def configure_scheduler(app: Application, services: Services) -> None:
 
     async def start(_: Application) -> None:
         nonlocal scheduler
-        scheduler = start_scheduler(services.retention.sweep)
+        scheduler = start_scheduler(services.retention.sweep,
+                                    services.boot["retention.sweep_schedule"])
 
     async def stop(_: Application) -> None:
         if scheduler is not None:
@@ -132,11 +134,13 @@ def configure_scheduler(app: Application, services: Services) -> None:
 
 
 def configure_audio_listener(app: Application, services: Services,
-                             bound: BoundListener | None = None) -> None:
+                             bound: BoundListener | None = None, *,
+                             collect_on_beat: bool = False) -> None:
     """The pbx AudioSocket listener, bound at start (spec: "Setup: own-telephone-system"),
-    or, in a worker, the one its supervisor bound (``bound``)."""
+    or, in a worker, the one its supervisor bound (``bound``); ``collect_on_beat``:
+    it runs the process's garbage collections on the calls' beat."""
     listener = AudioListener(services.settings, services.telephony.listener,
-                             services.call_voice, bound)
+                             services.call_voice, bound, collect_on_beat=collect_on_beat)
 
     async def start(_: Application) -> None:
         await listener.start()
@@ -192,36 +196,16 @@ def configure_outbox_worker(app: Application, services: Services) -> None:
     app.on_stop += stop
 
 
-def tune_collection_for_serving(app: Application) -> None:
-    """Once serving, keep the garbage collector's pauses short and away from calls' audio.
-
-    The modules, the application and its pools live as long as the process, yet a full
-    collection walked every one of them: 60 ms on this machine (100 to 150 ms with 500
-    calls in progress), a pause for every request and every call's 20 ms audio frame.
-    ``gc.freeze`` moves them to the permanent generation, so a full collection walks
-    only what came later. And while calls play, collections run on the frame ticker's
-    beat, after each slot's frames are out (``adapters.voice.collection``). For a
-    long-running server only: a test making many applications would keep them all.
-    """
-
-    # Before the application starts: the AudioSocket listener binds as it starts, and a
-    # call's ticker takes the schedule installed when it is made.
-    install_collection_schedule()
-
-    async def freeze(_: Application) -> None:
-        gc.collect()
-        gc.freeze()
-
-    app.after_start += freeze
-
-
 def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True,
                scheduled_jobs: bool = True,
-               audio_listener: BoundListener | None = None) -> Application:
+               audio_listener: BoundListener | None = None,
+               collect_on_beat: bool = False) -> Application:
     """The application. ``own_pool=False`` leaves the pool to the caller (tests that
     share one pool between direct service calls and HTTP); ``scheduled_jobs=False``
     leaves out the daily sweep and the outbox worker (tests run them by hand);
-    ``audio_listener`` is the AudioSocket listener a worker's supervisor bound."""
+    ``audio_listener`` is the AudioSocket listener a worker's supervisor bound.
+    ``collect_on_beat``, for a long-running server only: the garbage collector's pauses
+    are kept short and away from calls' audio (``adapters.voice.collection``)."""
     router = Router()
     app = FrontDoorApplication(router=router)
     app.open_front_door(services.boot, COOKIE_NAME)
@@ -241,5 +225,5 @@ def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True
         configure_database(app, services, pool_size)
     if scheduled_jobs:
         configure_scheduler(app, services)
-    configure_audio_listener(app, services, audio_listener)
+    configure_audio_listener(app, services, audio_listener, collect_on_beat=collect_on_beat)
     return app

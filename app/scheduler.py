@@ -1,4 +1,5 @@
-"""In-process scheduled work: the daily retention sweep at 04:15 (``0 15 4 * * *``).
+"""In-process scheduled work: the daily retention sweep at 04:15 (``0 15 4 * * *``, the
+boot setting ``retention.sweep_schedule``).
 
 A scheduler may run in several processes (the workers of a host run it in one of
 them, several hosts each in one), but each day's sweep runs once: the process whose
@@ -42,12 +43,19 @@ async def run_once_per_slot(job_name: str, slot: dt.date,
     return True
 
 
-def daily_sweep_trigger() -> CronTrigger:
-    # spec: telephony.md "Retention periods" — second 0, minute 15, hour 4, every day
-    return CronTrigger(second=0, minute=15, hour=4, timezone=dt.timezone.utc)
+#: spec: telephony.md "Retention periods" — second 0, minute 15, hour 4, every day
+DAILY_SWEEP_SCHEDULE = "0 15 4 * * *"
 
 
-def start_scheduler(sweep: Callable[[dt.datetime], Awaitable[object]]) -> AsyncIOScheduler:
+def daily_sweep_trigger(schedule: str = DAILY_SWEEP_SCHEDULE) -> CronTrigger:
+    """``schedule``: six cron fields, seconds first, in UTC."""
+    second, minute, hour, day, month, weekday = schedule.split()
+    return CronTrigger(second=second, minute=minute, hour=hour, day=day, month=month,
+                       day_of_week=weekday, timezone=dt.timezone.utc)
+
+
+def start_scheduler(sweep: Callable[[dt.datetime], Awaitable[object]],
+                    schedule: str = DAILY_SWEEP_SCHEDULE) -> AsyncIOScheduler:
     async def daily() -> None:
         now = dt.datetime.now(dt.UTC)
         try:
@@ -57,7 +65,7 @@ def start_scheduler(sweep: Callable[[dt.datetime], Awaitable[object]]) -> AsyncI
             log.exception("daily sweep failed")
 
     scheduler = AsyncIOScheduler(timezone=dt.timezone.utc)
-    scheduler.add_job(daily, daily_sweep_trigger(), id="daily_sweep", coalesce=True,
+    scheduler.add_job(daily, daily_sweep_trigger(schedule), id="daily_sweep", coalesce=True,
                       max_instances=1, misfire_grace_time=3600)
     scheduler.start()
     return scheduler

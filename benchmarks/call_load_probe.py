@@ -171,14 +171,15 @@ async def _answer(http: aiohttp.ClientSession, base: str, secret: str, caller: s
 
 async def run_load(*, http_url: str, audiosocket: tuple[str, int], secret: str,
                    lines: list[str], calls: int, ramp_s: float, window_s: float,
-                   churn_per_s: float = 0.0,
+                   churn_per_s: float = 0.0, settle_s: float = 0.0,
                    on_window: Callable[[], None] = lambda: None) -> LoadResult:
     """Ring ``calls`` calls spread over ``lines``, started evenly over ``ramp_s``; once
     all are connected, measure ``window_s`` seconds; then hang every call up.
     ``churn_per_s``: during the window, hang up the oldest call and ring a new one this
     many times a second (calls coming and going, as on a busy line; the number of calls
     stays about the same). ``on_window`` is called as the measured window opens and as
-    it closes."""
+    it closes. ``settle_s``: seconds between the last call connecting and the window
+    opening (a server that sets a call up slowly is then measured once it plays)."""
     loop = asyncio.get_running_loop()
     probes: list[CallProbe] = []
     stop_ticking = asyncio.Event()
@@ -213,6 +214,7 @@ async def run_load(*, http_url: str, audiosocket: tuple[str, int], secret: str,
     async with aiohttp.ClientSession(connector=connector,
                                      timeout=aiohttp.ClientTimeout(total=20)) as http:
         await asyncio.gather(*(ring(index, http) for index in range(calls)))
+    await asyncio.sleep(settle_s)
     async def churn(http: aiohttp.ClientSession) -> None:
         ringing = []
         for index in range(calls, calls + round(churn_per_s * window_s)):

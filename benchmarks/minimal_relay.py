@@ -6,8 +6,13 @@ check, no limit, no usage, no error mapping — what any relay must do at the le
 The client is aiohttp's (what the service ships) or httpx (for the comparison the
 issue quotes). Served like ``svc serve``: uvicorn, httptools, uvloop.
 
+With ``--processes N`` it forks N processes on the one socket, by the supervisor
+``svc serve --workers N`` uses (``app.supervisor``): the relay's side of a comparison
+with svc's workers.
+
 Run: ``python -m benchmarks.minimal_relay --upstream http://127.0.0.1:P/v1 --port Q
-[--client httpx]``; it prints ``listening on Q`` once ready.
+[--client httpx] [--processes N]``; it prints ``listening on Q`` once every process
+serves.
 """
 
 from __future__ import annotations
@@ -81,21 +86,42 @@ def main() -> None:
     parser.add_argument("--upstream", required=True)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--client", choices=("aiohttp", "httpx"), default="aiohttp")
+    parser.add_argument("--processes", type=int, default=1)
     args = parser.parse_args()
-    app = Application()
-    make = aiohttp_relay if args.client == "aiohttp" else httpx_relay
-    app.router.add_post("/v1/chat/completions", make(args.upstream))
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))
-    server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False,
-                                           http="httptools", loop="uvloop", lifespan="on"))
+    port = sock.getsockname()[1]
 
-    async def announce(_: Application) -> None:
-        print(f"listening on {sock.getsockname()[1]}", flush=True)
+    def serve(ready) -> None:
+        app = Application()
+        make = aiohttp_relay if args.client == "aiohttp" else httpx_relay
+        app.router.add_post("/v1/chat/completions", make(args.upstream))
+        server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False,
+                                               http="httptools", loop="uvloop",
+                                               lifespan="on"))
 
-    app.after_start += announce
-    server.run(sockets=[sock])
+        async def announce(_: Application) -> None:
+            ready()
+
+        app.after_start += announce
+        server.run(sockets=[sock])
+
+    def listening() -> None:
+        print(f"listening on {port}", flush=True)
+
+    if args.processes == 1:
+        serve(listening)
+        return
+    from app.supervisor import Supervisor
+
+    def work(index: int) -> int:
+        serve(supervisor.ready)
+        return 0
+
+    sock.listen(2048)  # before the fork: every process accepts on the one queue
+    supervisor = Supervisor(args.processes, work, on_ready=listening)
+    supervisor.run()
 
 
 if __name__ == "__main__":

@@ -142,10 +142,12 @@ def _svc(stack: ExitStack, upstream: str, workdir: Path, workers: int = 1) -> Ta
     return Target("svc", f"{base}/v1", minted.json()["key"], pid)
 
 
-def _relay(stack: ExitStack, upstream: str, workdir: Path, client: str) -> Target:
+def _relay(stack: ExitStack, upstream: str, workdir: Path, client: str,
+           processes: int = 1) -> Target:
     printed, pid = stack.enter_context(_process(
         [sys.executable, "-m", "benchmarks.minimal_relay", "--upstream", upstream,
-         "--client", client], workdir / f"relay-{client}.log", r"listening on \d+"))
+         "--client", client, "--processes", str(processes)],
+        workdir / f"relay-{client}.log", r"listening on \d+"))
     port = int(re.search(r"listening on (\d+)", printed).group(1))
     return Target(f"relay-{client}", f"http://127.0.0.1:{port}/v1", "sk-bench", pid)
 
@@ -329,7 +331,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="*", default=[16, 64])
     parser.add_argument("--only", nargs="*", default=list(TARGETS), choices=TARGETS)
     parser.add_argument("--workers", type=int, default=1,
-                        help="svc's worker processes (default 1, one process)")
+                        help="svc's worker processes, and the bare relays' processes "
+                             "(default 1, one process)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="v1bench-") as tmp, ExitStack() as stack:
         workdir = Path(tmp)
@@ -341,7 +344,7 @@ def main() -> None:
             targets.append(_svc(stack, upstream, workdir, args.workers))
         for client in ("aiohttp", "httpx"):
             if f"relay-{client}" in args.only:
-                targets.append(_relay(stack, upstream, workdir, client))
+                targets.append(_relay(stack, upstream, workdir, client, args.workers))
         if "litellm" in args.only and (litellm := _litellm(stack, upstream, workdir)):
             targets.append(litellm)
         cells = asyncio.run(run_all(targets, args.seconds, args.rounds, args.concurrency))

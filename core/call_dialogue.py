@@ -185,7 +185,10 @@ def _fill(task: _Task, text: str, now: dt.datetime, caller_number_known: bool) -
     """``task`` with what ``text`` says for it."""
     asked = task.asked
     slots: dict[str, Any] = {}
-    when = _when(text, now, task.offered)
+    # The answer to "May I have your name?" is the name: a name misheard as a date
+    # ("may the eighth") must not move the time the caller chose. The read-back before
+    # booking lets them correct either.
+    when = _when(text, now, task.offered) if asked != "name" else {}
     if when.get("day") is not None:
         slots["day"] = when["day"]
         slots.pop("clock", None)

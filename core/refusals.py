@@ -28,6 +28,7 @@ __all__ = [
     "Limits",
     "LineFacts",
     "RefusalReason",
+    "binding_refusal",
     "decide",
     "refusal_before_limits",
     "refusal_by_limits",
@@ -115,13 +116,27 @@ def streaming_synthesiser_configured(tts_stream: bool, tts_stream_url: str | Non
     return bool(tts_stream) and bool((tts_stream_url or "").strip())
 
 
+def binding_refusal(line_found: bool, line_enabled: bool, agent_callable: bool,
+                    owner_active: bool) -> RefusalReason | None:
+    """The first reason from the line itself: there, switched on, its agent callable
+    and its account active. A conversation in text with a line is held to these as a
+    call is; the rest of the rules are about speech and the telephone network."""
+    checks = (
+        (line_found, RefusalReason.UNKNOWN_NUMBER),
+        (line_enabled, RefusalReason.LINE_DISABLED),
+        (agent_callable, RefusalReason.AGENT_UNAVAILABLE),
+        (owner_active, RefusalReason.OWNER_UNAVAILABLE),
+    )
+    return next((reason for holds, reason in checks if not holds), None)
+
+
 def refusal_before_limits(facts: LineFacts) -> RefusalReason | None:
     """The first reason from the line and the settings, or None when they allow it."""
+    bound = binding_refusal(facts.line_found, facts.line_enabled, facts.agent_callable,
+                            facts.owner_active)
+    if bound is not None:
+        return bound
     checks = (
-        (facts.line_found, RefusalReason.UNKNOWN_NUMBER),
-        (facts.line_enabled, RefusalReason.LINE_DISABLED),
-        (facts.agent_callable, RefusalReason.AGENT_UNAVAILABLE),
-        (facts.owner_active, RefusalReason.OWNER_UNAVAILABLE),
         (facts.voice_enabled, RefusalReason.VOICE_NOT_ENABLED),
         (facts.streaming_synthesiser, RefusalReason.NO_STREAMING_SYNTHESISER),
         (facts.sample_rate in SUPPORTED_SAMPLE_RATES, RefusalReason.UNSUPPORTED_RATE),

@@ -79,7 +79,11 @@ _LETTERS = str.maketrans(
 
 
 class ScreeningError(ValueError):
-    """A pasted request the spec does not accept (too many names)."""
+    """A pasted request the spec does not accept: too many names, or none at all."""
+
+    def __init__(self, message: str, code: str = "too_many_names") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class Verdict(enum.Enum):
@@ -204,12 +208,17 @@ def parse_pasted_names(text: str, present: Iterable[str] = ()) -> PastedNames:
     One name per line; blank lines are not names. Each name is trimmed and cut at 200
     characters. A name whose normal form is already in ``present`` (the stored normal
     forms), or earlier in the same paste, is skipped, as is a line of punctuation alone.
-    More than 2000 names raises ``ScreeningError`` and nothing is added.
+    More than 2000 names, or no name at all, raises ``ScreeningError`` and nothing is
+    added.
     """
     lines = [line.strip() for line in text.splitlines()]
     names = [line[:MAX_NAME_LENGTH].strip() for line in lines if line]
     if len(names) > MAX_NAMES_PER_REQUEST:
         raise ScreeningError(f"at most {MAX_NAMES_PER_REQUEST} names per request, not {len(names)}")
+    if not any(normalise_name(name) for name in names):
+        # Nothing to add is a mistake in the paste (an empty box, a stray dash), not a
+        # request that succeeded in adding nothing.
+        raise ScreeningError("paste at least one name, one per line", code="no_names")
     seen = set(present)
     added = []
     for name in names:

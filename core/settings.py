@@ -14,6 +14,7 @@ one's value while its own is null (``voice.phone.*`` follows ``voice.*``;
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -24,6 +25,7 @@ from .host_port import InvalidHostPort, parse_host_port
 from .phone_numbers import is_region
 
 __all__ = [
+    "AREAS",
     "Access",
     "Setting",
     "SettingError",
@@ -72,7 +74,7 @@ class Setting:
     access: Access = Access.CONFIG
     minimum: float | None = None
     maximum: float | None = None
-    choices: tuple[str, ...] | None = None
+    choices: tuple[Any, ...] | None = None
     nullable: bool = False
     encrypted: bool = False
     secret: bool = False
@@ -80,6 +82,9 @@ class Setting:
     clamp: bool = False
     follows: str | None = None
     check: Check | None = None
+    #: the part of the service it tunes (a key of :data:`AREAS`); by default the
+    #: area its key's first word names
+    area: str = ""
 
     @property
     def runtime(self) -> bool:
@@ -138,12 +143,50 @@ def _region(value: str) -> str | None:
     return None
 
 
+#: The areas the settings are grouped by, in the order an administrator reads them:
+#: name -> (title, what the area covers).
+AREAS: dict[str, tuple[str, str]] = {
+    "features": ("Features", "Switch whole parts of the service on or off."),
+    "voice": ("Voice", "How live voice hears a speaker: in the browser (voice.*) and on "
+              "telephone calls (voice.phone.*, empty follows the browser value)."),
+    "speech": ("Speech engines", "The synthesiser and recogniser that live voice and "
+               "telephone calls speak and listen through."),
+    "telephony": ("Telephony", "How telephone calls reach the service and are answered."),
+    "notifications": ("Notifications", "News of messages and appointments sent to the "
+                      "owners' notification targets."),
+    "retention": ("Retention", "How long conversations are kept before they are deleted."),
+    "limits": ("Limits", "Ceilings that keep one caller or client from taking the whole "
+               "service."),
+    "network": ("Network and security", "Which addresses the service trusts and may reach."),
+    "server": ("Server", "How the process listens and serves; set at boot."),
+    "storage": ("Storage", "Where data lives and how credentials are sealed; set at boot."),
+}
+
+_AREA_OF_PREFIX = {"server": "server", "features": "features", "voice": "voice",
+                   "voice_live": "speech", "telephony": "telephony",
+                   "notifications": "notifications", "egress": "network", "api": "limits"}
+
+
+def _with_area(setting: Setting) -> Setting:
+    if setting.area:
+        assert setting.area in AREAS, setting.key
+        return setting
+    area = _AREA_OF_PREFIX.get(setting.key.split(".", 1)[0], "storage")
+    return dataclasses.replace(setting, area=area)
+
+
+def _six_cron_fields(value: str) -> str | None:
+    if len(value.split()) != 6:
+        return "must be six cron fields: second minute hour day month weekday"
+    return None
+
+
 def _declare(*settings: Setting) -> dict[str, Setting]:
     registry: dict[str, Setting] = {}
-    for setting in settings:
+    for setting in map(_with_area, settings):
         assert setting.key not in registry, f"declared twice: {setting.key}"
         registry[setting.key] = setting
-    for setting in settings:
+    for setting in registry.values():
         assert setting.follows is None or setting.follows in registry, setting.key
     return registry
 
@@ -156,20 +199,26 @@ def _voice_dials() -> list[Setting]:
     """The speech dials: ``voice.*`` carries the browser defaults, ``voice.phone.*`` the
     telephone ones; a null ``voice.phone.*`` follows ``voice.*`` (spec: "Speech dials")."""
     dials = [
-        # name, kind, telephone default, browser default, minimum, maximum, clamp
-        ("silence_threshold_ms", int, 900, 1500, 200, 2000, False),
-        ("min_speech_ms", int, 80, 200, 0, 2000, False),
-        ("turn_detection", bool, True, False, None, None, False),
-        ("speech_rms", float, 0.004, 0.012, 0.0, 1.0, True),
-        ("barge_rms", float, 0.006, 0.035, 0.0, 1.0, True),
-        ("barge_min_ms", int, 100, 320, 100, 2000, False),
+        # name, kind, telephone default, browser default, minimum, maximum, clamp, what it does
+        ("silence_threshold_ms", int, 900, 1500, 200, 2000, False,
+         "milliseconds of silence that end the speaker's turn"),
+        ("min_speech_ms", int, 80, 200, 0, 2000, False,
+         "shortest sound, in milliseconds, taken as speech rather than noise"),
+        ("turn_detection", bool, True, False, None, None, False,
+         "a pause ends the turn only when the turn-detection service agrees"),
+        ("speech_rms", float, 0.004, 0.012, 0.0, 1.0, True,
+         "loudness (RMS, 0 to 1) above which sound counts as speech"),
+        ("barge_rms", float, 0.006, 0.035, 0.0, 1.0, True,
+         "loudness (RMS, 0 to 1) at which talking over the agent interrupts it"),
+        ("barge_min_ms", int, 100, 320, 100, 2000, False,
+         "milliseconds of talking over the agent that interrupt it"),
     ]
     out: list[Setting] = []
-    for name, kind, phone, browser, lo, hi, clamp in dials:
-        out.append(Setting(f"voice.{name}", kind, browser, f"Live voice in the browser: {name}.",
+    for name, kind, phone, browser, lo, hi, clamp, what in dials:
+        out.append(Setting(f"voice.{name}", kind, browser, f"Live voice in the browser: {what}.",
                            C, lo, hi, clamp=clamp))
         out.append(Setting(f"voice.phone.{name}", kind, phone,
-                           f"Telephone calls: {name}; null follows voice.{name}.",
+                           f"Telephone calls: {what}; empty follows voice.{name}.",
                            C, lo, hi, nullable=True, clamp=clamp, follows=f"voice.{name}"))
     return out
 
@@ -183,20 +232,21 @@ REGISTRY: dict[str, Setting] = _declare(
     Setting("server.trusted_proxies", str, "",
             "Reverse proxies (addresses or CIDR networks, comma or space separated) whose "
             "Forwarded and X-Forwarded-For/-Proto headers are believed.", B,
-            check=_trusted_proxies),
+            check=_trusted_proxies, area="network"),
     Setting("server.max_body_bytes", int, 1_048_576,
-            "Largest request body accepted by JSON endpoints.", B, 1024, 256 * 1_048_576),
+            "Largest request body accepted by JSON endpoints.", B, 1024, 256 * 1_048_576,
+            area="limits"),
     # Slow clients (app.http.slow_clients): a connection trickling its request is
     # answered 408 and closed rather than held open.
     Setting("server.header_timeout_seconds", int, 10,
-            "Time a request's headers may take to arrive.", B, 1, 3600),
+            "Seconds a request's headers may take to arrive.", B, 1, 3600),
     Setting("server.body_timeout_seconds", int, 30,
-            "Time a request's body may take to arrive after its headers.", B, 1, 3600),
+            "Seconds a request's body may take to arrive after its headers.", B, 1, 3600),
     Setting("server.keep_alive_seconds", int, 5,
-            "An idle kept-alive connection is closed after this.", B, 1, 3600),
+            "An idle kept-alive connection is closed after this many seconds.", B, 1, 3600),
     Setting("server.max_connections", int, 1000,
             "Connections and requests served at once; beyond, requests get 503.", B,
-            10, 1_000_000),
+            10, 1_000_000, area="limits"),
     # ``svc serve`` runs this many processes on one socket (``app.supervisor``); 0 is
     # one per core.
     Setting("server.workers", int, 0,
@@ -205,67 +255,99 @@ REGISTRY: dict[str, Setting] = _declare(
     Setting("database.url", str, None,
             "PostgreSQL URL; unset starts the embedded server under storage.data_dir/pg.",
             B, nullable=True, secret=True),
-    Setting("storage.data_dir", str, "./data", "Where the embedded database and files live.", B),
-    Setting("storage.recordings_dir", str, "./data/recordings", "Call recordings.", B),
+    Setting("storage.data_dir", str, "./data",
+            "Directory where the embedded database and uploaded files live.", B),
+    Setting("storage.recordings_dir", str, "./data/recordings",
+            "Directory where call recordings are written.", B),
     Setting("message_encryption_key", str, None,
             "32-byte key (base64 or hex) sealing credentials at rest; required before any "
             "credential is stored.", B, nullable=True, secret=True),
-    Setting("log.level", str, "info", "Log level.", B, choices=("debug", "info", "warning", "error")),
+    Setting("log.level", str, "info", "Least severe kind of event written to the log.", B,
+            choices=("debug", "info", "warning", "error"), area="server"),
+    # spec: telephony.md "Retention periods" gives the default. Each day's sweep runs
+    # once however often this fires (``app.scheduler``).
+    Setting("retention.sweep_schedule", str, "0 15 4 * * *",
+            "When the daily retention sweep runs, in UTC: second minute hour day month "
+            "weekday.", B, check=_six_cron_fields, area="retention"),
     # -- feature flags (spec: runtime overrides under the same names)
-    Setting("features.public_api", bool, True, "The /v1 API and key management.", C),
-    Setting("features.telephony", bool, False, "Telephone lines.", C),
-    Setting("features.voice", bool, False, "Voice input and output.", C),
-    Setting("features.voice_live", bool, False, "Live two-way voice.", C),
-    Setting("notifications.enabled", bool, False, "Outward notifications are sent.", C),
+    Setting("features.public_api", bool, True,
+            "The chat-completions API under /v1 and the management of its keys.", C),
+    Setting("features.telephony", bool, False,
+            "Telephone lines answered by an agent; an account may have its own value.", C),
+    Setting("features.voice", bool, False,
+            "Voice input and output; telephone calls need it on. An account may have its "
+            "own value.", C),
+    Setting("features.voice_live", bool, False,
+            "Live two-way voice; telephone calls need it on. An account may have its own "
+            "value.", C),
+    Setting("notifications.enabled", bool, False,
+            "Notifications are sent to the owners' targets; off, nothing leaves.", C),
     Setting("egress.allow_hosts", str, "",
             "Hosts the egress gate lets through although they resolve to loopback, private "
             "or link-local addresses (comma or space separated).", C, check=_allow_hosts),
     # -- public API (spec: public-api.md "Limits"; the three api.* settings: super-admin)
-    Setting("api.rate_per_min", int, 60, "Requests per key per minute.", S, 1, 1_000_000),
+    Setting("api.rate_per_min", int, 60, "Requests one API key may make per minute.", S,
+            1, 1_000_000),
     Setting("api.chat_retention_days", int, 0,
-            "API conversations are deleted after this many days; 0 keeps them.", S, 0, DAYS),
-    Setting("api.cors_allow_all", bool, False, "Browser tools may call /v1 cross-origin.", S),
+            "API conversations are deleted after this many days; 0 keeps them.", S, 0, DAYS,
+            area="retention"),
+    Setting("api.cors_allow_all", bool, False,
+            "Browser pages on other sites may call /v1 (cross-origin requests).", S,
+            area="network"),
     # -- telephony (spec: telephony.md "Runtime settings")
-    Setting("telephony.provider", str, None, "carrier, pbx, or none.", S,
-            choices=("carrier", "pbx"), nullable=True),
+    Setting("telephony.provider", str, None,
+            "How calls arrive: carrier (a Twilio-compatible carrier), pbx (AudioSocket) or "
+            "empty for none.", S, choices=("carrier", "pbx"), nullable=True),
     Setting("telephony.public_base_url", str, None,
-            "Public https address the carrier signs; null follows server.public_url.", S,
+            "Public https address the carrier signs; empty follows server.public_url.", S,
             nullable=True, follows="server.public_url", check=_https_url),
-    Setting("telephony.max_concurrent_calls", int, 2, "Calls at once.", C, 1, 100_000),
-    Setting("telephony.pbx_listen", str, None, "host:port of the AudioSocket listener.", S,
+    Setting("telephony.max_concurrent_calls", int, 2,
+            "Calls answered at once; a call beyond it is turned away.", C, 1, 100_000,
+            area="limits"),
+    Setting("telephony.pbx_listen", str, None,
+            "host:port where the AudioSocket listener accepts the telephone system.", S,
             nullable=True, restart=True, check=_listen_address),
-    Setting("telephony.auth_token_enc", str, None, "Carrier credential.", S,
+    Setting("telephony.auth_token_enc", str, None,
+            "Credential of the carrier account, which signs its requests.", S,
             nullable=True, encrypted=True),
-    Setting("telephony.pbx_key_enc", str, None, "Shared secret of the telephone system.", S,
+    Setting("telephony.pbx_key_enc", str, None,
+            "Shared secret the telephone system sends with every connection.", S,
             nullable=True, encrypted=True),
     Setting("telephony.default_region", str, None,
             "Region (GB, US, ...) whose national and international-prefix numbers are "
-            "read as E.164 for lines, transfers and callers; null takes only + or 00.", S,
+            "read as E.164 for lines, transfers and callers; empty takes only + or 00.", S,
             nullable=True, check=_region),
-    Setting("telephony.tool_timeout_secs", int, 8, "Time ceiling of a tool on a call.", C, 1, 60),
+    Setting("telephony.tool_timeout_secs", int, 8,
+            "Seconds a tool may take on a call before the caller is told it failed.", C, 1, 60,
+            area="limits"),
     # -- speech engines (voice.manage)
-    Setting("voice_live.tts_stream", bool, False, "A streaming synthesiser is configured.", V),
+    Setting("voice_live.tts_stream", bool, False,
+            "A streaming synthesiser is configured for live voice and calls.", V),
     Setting("voice_live.tts_stream_url", str, "",
             "OpenAI-compatible /v1 base for /audio/speech, or 'local' for eSpeak NG.", V,
             check=_http_url),
-    Setting("voice_live.tts_model", str, "tts-1", "Synthesis model name.", V),
-    Setting("voice_live.tts_voice", str, "alloy", "Synthesis voice name.", V),
-    Setting("voice_live.tts_api_key_enc", str, None, "Synthesis API key.", V,
+    Setting("voice_live.tts_model", str, "tts-1", "Model name the synthesiser is asked for.", V),
+    Setting("voice_live.tts_voice", str, "alloy", "Voice name the synthesiser speaks with.", V),
+    Setting("voice_live.tts_api_key_enc", str, None, "API key sent to the synthesiser.", V,
             nullable=True, encrypted=True),
     Setting("voice_live.stt_url", str, "",
             "OpenAI-compatible /v1 base for /audio/transcriptions, or 'local' for PocketSphinx.",
             V, check=_http_url),
-    Setting("voice_live.stt_model", str, "whisper-1", "Recognition model name.", V),
-    Setting("voice_live.stt_api_key_enc", str, None, "Recognition API key.", V,
+    Setting("voice_live.stt_model", str, "whisper-1",
+            "Model name the recogniser is asked for.", V),
+    Setting("voice_live.stt_api_key_enc", str, None, "API key sent to the recogniser.", V,
             nullable=True, encrypted=True),
+    # spec: telephony.md — "Recognition at 8000 or 16000 Hz; no other rate converts."
     Setting("voice_live.stt_sample_rate", int, 16000,
-            "Recognition sample rate; only 8000 and 16000 convert.", V, 8000, 48000),
-    Setting("voice_live.stt_stream_kind", str, None, "Streaming recognition kind.", V,
+            "Samples per second of the audio handed to the recogniser.", V,
+            choices=(8000, 16000)),
+    Setting("voice_live.stt_stream_kind", str, None,
+            "Kind of streaming recogniser; not read yet: each turn is recognised whole.", V,
             nullable=True),
     Setting("voice.turn_detection_url", str, "",
             "Turn-detection service: partial transcript in, end-of-turn probability out. "
             "It passes the egress gate: name a local one in egress.allow_hosts.", C,
-            check=_http_url),
+            check=_http_url, area="speech"),
     *_voice_dials(),
 )
 
@@ -324,7 +406,7 @@ def _check_rules(setting: Setting, value: Any) -> None:
                            "out_of_range")
     if setting.choices is not None and value not in setting.choices:
         raise SettingError(setting.key,
-                           f"{setting.key} must be one of {', '.join(setting.choices)}")
+                           f"{setting.key} must be one of {', '.join(map(str, setting.choices))}")
     if setting.check is not None and (problem := setting.check(value)) is not None:
         raise SettingError(setting.key, f"{setting.key} {problem}")
 

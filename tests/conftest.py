@@ -101,7 +101,7 @@ def boot(tmp_path: Path, encryption_key: str):
 
 @pytest.fixture
 async def services(database, boot):
-    from app.services.bundle import Services
+    from app.bundle import Services
 
     services = Services.build(boot)
     services.settings.cache_seconds = 0  # every read sees the latest write
@@ -109,7 +109,8 @@ async def services(database, boot):
     # leave the machine, so here every public address answers (tests that judge the
     # probe set their own).
     services.telephony.readiness.health_probe = answered_200
-    return services
+    yield services
+    await services.aclose()  # its HTTP sessions, when no app stopped it first
 
 
 async def answered_200(url: str):

@@ -9,7 +9,7 @@ The protocols and the error are in ``base.py``; every engine raises only
 * ``espeak.py`` — local synthesis with eSpeak NG (16 kHz);
 * ``sphinx.py`` — local recognition with PocketSphinx (both local ones in ``local.py``).
 
-Build the engines a call uses with ``app.voice.engines.engines_for_calls``.
+Build the engines a call uses with ``app.telephony.speech_engines.engines_for_calls``.
 """
 
 from adapters.speech.base import (

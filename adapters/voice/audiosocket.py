@@ -33,10 +33,13 @@ from typing import TypeVar
 import anyio
 import sniffio
 from anyio.abc import ByteStream, SocketAttribute, SocketListener, SocketStream
+from anyio.streams.stapled import MultiListener
 
-from adapters.voice.frame_stream import serve_frame_streams
+from adapters.voice.frame_stream import FrameStream, serve_frame_streams
 from adapters.voice.pacing import frame_ticker
-from adapters.voice.transport import LINE_RATE, CallTransport, TransportBroken, pull_audio
+from adapters.voice.relay import HandOver
+from adapters.voice.transport import (LINE_RATE, CallTransport, FrameWriter, TransportBroken,
+                                      ignore_key, pull_audio)
 from core.audiosocket import (
     AUDIO_FRAME_BYTES,
     AudioReceived,
@@ -106,13 +109,9 @@ async def serve_audiosockets(listener: SocketListener,
             return
         # On asyncio the connections are frame streams: no task switch per frame sent
         # and no system calls per frame received beyond the read itself.
-        listeners = getattr(listener, "listeners", [listener])
+        listeners = listener.listeners if isinstance(listener, MultiListener) else [listener]
         await serve_frame_streams([each.extra(SocketAttribute.raw_socket)
                                    for each in listeners], handle)
-
-
-def _no_key(digit: str) -> None:
-    pass
 
 
 #: Admitted calls whose session has not yet started playing (preparing: the line, the
@@ -139,8 +138,10 @@ class _ToLineRate:
         return pcm
 
 
-class AudioSocketTransport:
-    """One introduced AudioSocket connection, as a ``CallTransport``."""
+class AudioSocketTransport(CallTransport):
+    """One introduced AudioSocket connection, as a ``CallTransport``. Over a frame
+    stream (asyncio) it has both fast paths, ``relay`` and ``frame_writer``; over any
+    other byte stream it reads and writes by awaiting."""
 
     #: Asterisk hangs up after 2 s without a frame: the player fills quiet with silence.
     keeps_line_busy = True
@@ -148,6 +149,8 @@ class AudioSocketTransport:
     def __init__(self, stream: ByteStream, connection: AudioSocketConnection,
                  pending: list[Event] | None = None) -> None:
         self.stream = stream
+        #: The same stream when it reads in a callback and writes without waiting.
+        self._direct = stream if isinstance(stream, FrameStream) else None
         self.connection = connection
         self._pending: deque[Event] = deque(pending or ())
         self._fault: RemoteProtocolError | None = None  # the peer's, not yet raised
@@ -161,10 +164,9 @@ class AudioSocketTransport:
         """Send silence while the call is prepared, until the player takes the line
         (``frame_writer``, ``send_frame``) or the call ends. Only on a frame stream
         under asyncio: elsewhere the player's own silence is all there is."""
-        write_now = getattr(self.stream, "write_now", None)
-        if write_now is None or sniffio.current_async_library() != "asyncio":
+        if self._direct is None or sniffio.current_async_library() != "asyncio":
             return
-        self._waiting = _QuietStart(self, write_now)
+        self._waiting = _QuietStart(self, self._direct.write_now)
 
     def _played(self) -> None:
         waiting, self._waiting = self._waiting, None
@@ -210,78 +212,25 @@ class AudioSocketTransport:
             await self._read()
 
     async def relay(self, on_audio: Callable[[bytes], None],
-                    on_key: Callable[[str], None] = _no_key) -> None:
-        """``relay_audio`` for this connection. On a frame stream each chunk is parsed in
-        the stream's read callback, without waking a task per frame, and the caller's
-        audio and keys go to ``on_audio`` and ``on_key`` at the next ring of the shared
-        ticker, after every call's frame has gone out: read callbacks stay short, so a
-        burst of them never holds a tick up. Anything else (a hangup, an error, a
-        broken protocol) ends the hand-over, after the audio before it was given, and
-        is taken as ``receive`` takes it."""
-        hand_over = getattr(self.stream, "hand_over", None)
-        if hand_over is None:
-            await pull_audio(self, on_audio, on_key)
-            return
-        ticker = frame_ticker()
-        stopped = anyio.Event()
-        failure: list[BaseException] = []
-        held: list[bytes | str] = []  # audio and keys read since the last ring
-
-        def deliver(item: bytes | str) -> None:
-            if type(item) is str:
-                on_key(item)
-            elif item:
-                on_audio(item)  # type: ignore[arg-type]
-
-        def hold(item: bytes | str) -> None:
-            if not held:
-                ticker.defer(give)
-            held.append(item)
-
-        def give() -> None:
-            items = held.copy()
-            held.clear()
-            try:
-                for item in items:
-                    deliver(item)
-            except BaseException as exc:  # the session's own fault: raised in its task
-                failure.append(exc)
-                stop()
-
-        def stop() -> None:
-            if not stopped.is_set():
-                hand_over(None)
-                stopped.set()
-
-        def take(data: bytes) -> None:
-            if stopped.is_set():
-                return
-            try:
-                # The end of the stream (b"") is left to the reading loop below: it tells
-                # a close (a hangup) from a reset (a broken connection).
-                if data:
-                    self._parse(data)
-                    if self._fault is None and self._give_audio(hold):
-                        return
-            except BaseException as exc:
-                failure.append(exc)
-            give()
-            stop()
-
-        if self._give_audio(deliver):
-            for data in hand_over(take):
-                take(data)
-            try:
-                await stopped.wait()
-            finally:
-                if not stopped.is_set():  # the call ended first
-                    held.clear()
-                    hand_over(None)
-        if failure:
-            raise failure[0]
-        await self._raise_fault()
-        # What ended the hand-over, as receive takes it.
+                    on_key: Callable[[str], None] = ignore_key) -> None:
+        """On a frame stream each chunk is parsed in the stream's read callback and
+        the caller's audio and keys go on at the next ring of the shared ticker
+        (``relay.HandOver``). Anything else (a hangup, an error, a broken protocol)
+        ends the hand-over, after the audio before it was given, and is taken as
+        ``receive`` takes it."""
+        if self._direct is not None:
+            hand_over = HandOver(self._direct, frame_ticker(), self._read_chunk,
+                                 on_audio, on_key)
+            if self._give_audio(hand_over.deliver):
+                await hand_over.run()
+            await self._raise_fault()
+        # What ended the hand-over, as receive takes it; or the whole call, by reading.
         await pull_audio(self, on_audio, on_key)
+
+    def _read_chunk(self, data: bytes, hold: Callable[[bytes | str], None]) -> bool:
+        """``relay.ReadChunk``: parse ``data``; True when only audio and keys came."""
+        self._parse(data)
+        return self._fault is None and self._give_audio(hold)
 
     def _give_audio(self, deliver: Callable[[bytes | str], None]) -> bool:
         """Hand the leading audio and key events over; True when nothing else waits."""
@@ -329,14 +278,12 @@ class AudioSocketTransport:
         await self._write(self.connection.data_to_send())  # one send per frame
         self.frames_sent += 1
 
-    def frame_writer(self) -> Callable[[bytes], bool] | None:
-        """``send_frame`` without waiting, for the player to call from the shared
-        ticker: False while the peer is not keeping up (nothing written). None when the
-        stream cannot write without waiting (only frame streams can)."""
+    def frame_writer(self) -> FrameWriter | None:
+        """None when the stream cannot write without waiting (only frame streams can)."""
         self._played()
-        write_now = getattr(self.stream, "write_now", None)
-        if write_now is None:
+        if self._direct is None:
             return None
+        write_now = self._direct.write_now
         connection = self.connection
 
         def write_frame(pcm: bytes) -> bool:

@@ -78,8 +78,10 @@ class TextSocket(Protocol):
     async def close(self, code: int = 1000) -> None: ...
 
 
-class CarrierTransport:
-    """One started media stream, as a ``CallTransport``."""
+class CarrierTransport(CallTransport):
+    """One started media stream, as a ``CallTransport``. It has neither fast path: a
+    WebSocket message is read and sent by awaiting (``relay`` reads ``receive``, and
+    the player's task sends each frame)."""
 
     #: The player may send this many frames ahead of the call's time (see above).
     lead_frames = PLAYOUT_LEAD_FRAMES

@@ -31,8 +31,14 @@ itself, on the ticker's beat (``CollectionSchedule``):
   least ``GROWTH_AT_LEAST`` (``sweep_due``): such a sweep pauses every call's audio
   once (160 ms at 500 calls), and it is logged.
 
-Off by default: ``svc serve`` (and the call-load benchmark's server) installs it. A
-test process that made and froze everything would keep what it froze.
+Nothing is global here: the AudioSocket listener of a serving process makes its
+schedule as it starts (``svc serve`` and the call-load benchmark's server ask it to)
+and gives it to the event loop's ticker, which every call's player joins; the
+schedule's ``close``, as the listener stops, gives collection back to CPython and
+unfreezes what it froze. Any other ticker holds a ``NoSchedule``: collection as
+CPython does it. As the schedule starts, ``freeze_start_up`` puts what the process
+made so far (the modules, the application, its pools) out of the collector's sight,
+so that no full collection walks it while calls play or requests are served.
 """
 
 from __future__ import annotations
@@ -46,9 +52,8 @@ import time
 from adapters.voice.transport import FRAME_SECONDS
 
 __all__ = ["GROWTH_AT_LEAST", "IDLE_SWEEP_GAP_SECONDS", "MIDDLE_EVERY", "OLD_EVERY", "POSTPONED_AT_MOST", "SLACK_KEPT",
-           "CollectionSchedule", "CollectionStats", "collection_schedule", "generation_due",
-           "install_collection_schedule", "resident_bytes", "sweep_due",
-           "uninstall_collection_schedule"]
+           "CollectionSchedule", "CollectionStats", "NoSchedule", "generation_due",
+           "resident_bytes", "sweep_due"]
 
 log = logging.getLogger("svc.voice.collection")
 
@@ -126,6 +131,25 @@ class CollectionSchedule:
         self.players = 0  # calls joined to a ticker now
         self.ended_since_sweep = 0
         self.stats = CollectionStats()
+        self._closed = False
+
+    def freeze_start_up(self) -> None:
+        """Collect, then freeze what survived: what the process made to start lives as
+        long as it does, and no collection need walk it again (a full one took 60 ms)."""
+        if not self._closed:
+            gc.collect()
+            gc.freeze()
+
+    def close(self) -> None:
+        """Give collection back to CPython: automatic collection as it was before a
+        ticker first played, and everything frozen unfrozen (nothing would sweep it
+        any more). The schedule does nothing from then on."""
+        self._closed = True
+        if self._playing:
+            self._playing.clear()
+            if self._was_enabled:
+                gc.enable()
+        gc.unfreeze()
 
     @property
     def playing(self) -> bool:
@@ -139,12 +163,14 @@ class CollectionSchedule:
     def left(self) -> None:
         self.players -= 1
         self.ended_since_sweep += 1
-        if not self._playing and self._sweep_due():
+        if not self._playing and not self._closed and self._sweep_due():
             # The call's last ring released the ticker before its player left.
             self._sweep()
 
     def hold(self, ticker: object) -> None:
         """``ticker`` plays: automatic collection stays off until no ticker does."""
+        if self._closed:
+            return
         if not self._playing:
             self._was_enabled = gc.isenabled()
             gc.disable()
@@ -217,8 +243,8 @@ class CollectionSchedule:
         self.stats.sweeps += 1
 
 
-class _NoSchedule:
-    """The default: collection left to CPython."""
+class NoSchedule:
+    """Collection left to CPython: what a ticker holds unless given a schedule."""
 
     def joined(self) -> None: ...
 
@@ -230,24 +256,4 @@ class _NoSchedule:
 
     def after_ring(self, time_left: float = FRAME_SECONDS) -> None: ...
 
-
-_installed: CollectionSchedule | _NoSchedule = _NoSchedule()
-
-
-def install_collection_schedule() -> CollectionSchedule:
-    """Have tickers made from now on run the process's collections (serving only)."""
-    global _installed
-    if not isinstance(_installed, CollectionSchedule):
-        _installed = CollectionSchedule()
-    return _installed
-
-
-def uninstall_collection_schedule() -> None:
-    """Leave collection to CPython again for tickers made from now on."""
-    global _installed
-    _installed = _NoSchedule()
-
-
-def collection_schedule() -> CollectionSchedule | _NoSchedule:
-    """What new tickers report to."""
-    return _installed
+    def close(self) -> None: ...

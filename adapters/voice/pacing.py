@@ -32,10 +32,12 @@ task); a member that does anyway is logged, left out of the ring and told throug
 ``tick_failed``, so one call's fault cannot stop the others' playback nor leave its own
 call waiting for ticks that no longer come.
 
-While it has frames to ring, the ticker holds the process's collection schedule
-(``collection.py``, when installed): after each ring, once the slot's frames are out,
-the schedule runs the garbage collection that is due, so its pause falls in the rest
-of the slot rather than between two calls' frames.
+While it has frames to ring, the ticker holds the collection schedule it was given
+(``collection.py``; the AudioSocket listener of a serving process gives the event
+loop's ticker its own with ``collect_with``): after each ring, once the slot's frames
+are out, the schedule runs the garbage collection that is due, so its pause falls in
+the rest of the slot rather than between two calls' frames. A ticker given none
+leaves collection to CPython.
 
 On an event loop other than asyncio (trio), each player gets a ticker of its own,
 driven by ``drive`` in a task, which sleeps towards the same grid.
@@ -55,7 +57,7 @@ from typing import Protocol
 import anyio
 import sniffio
 
-from adapters.voice.collection import collection_schedule
+from adapters.voice.collection import CollectionSchedule, NoSchedule
 from adapters.voice.transport import FRAME_SECONDS
 
 __all__ = ["FrameTicker", "TickMember", "frame_ticker", "loop_clock"]
@@ -84,11 +86,12 @@ class TickMember(Protocol):
 class FrameTicker:
     """Rings a grid of ``FRAME_SECONDS`` slots while any member has frames waiting."""
 
-    def __init__(self, *, driven: bool = False, collection=None) -> None:
+    def __init__(self, *, driven: bool = False,
+                 collection: CollectionSchedule | NoSchedule | None = None) -> None:
         """``driven``: rung by ``drive`` in a task, as off asyncio, where it always is.
-        ``collection``: the schedule to hold while playing (else the installed one)."""
+        ``collection``: the schedule to hold while playing (else none: CPython's)."""
         self.clock = loop_clock()
-        self._collection = collection if collection is not None else collection_schedule()
+        self._collection = collection if collection is not None else NoSchedule()
         on_asyncio = sniffio.current_async_library() == "asyncio"
         self._loop = asyncio.get_running_loop() if on_asyncio and not driven else None
         self._members: dict[TickMember, None] = {}  # in the order they joined
@@ -107,6 +110,21 @@ class FrameTicker:
     def needs_driver(self) -> bool:
         """True off asyncio: ``drive`` must run in a task for the ticker to ring."""
         return self._loop is None
+
+    @property
+    def collection(self) -> CollectionSchedule | NoSchedule:
+        """The schedule this ticker holds while it plays."""
+        return self._collection
+
+    def collect_with(self, collection: CollectionSchedule | NoSchedule) -> None:
+        """Hold ``collection`` from now on; the schedule held so far lets go (the
+        listener that made it is starting or stopping, calls may be playing)."""
+        held, self._collection = self._collection, collection
+        held.release(self)
+        for _ in self._members:
+            collection.joined()
+        if self._members and (self._timer is not None or self._wanted_now):
+            collection.hold(self)
 
     def join(self, member: TickMember) -> None:
         if self.needs_driver and self._members:

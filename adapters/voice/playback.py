@@ -51,7 +51,7 @@ import anyio
 
 from adapters.voice.pacing import FrameTicker, frame_ticker
 from adapters.voice.transport import (FRAME_BYTES, FRAME_SECONDS, CallTransport,
-                                      TransportBroken)
+                                      FrameWriter, TransportBroken)
 
 __all__ = ["CATCH_UP_FRAMES", "MAX_OWED_FRAMES", "QUEUE_FRAMES", "STALLED_SECONDS", "Framer",
            "Pacing", "Player"]
@@ -137,13 +137,13 @@ class Player:
         self._room: anyio.Event | None = None  # what producers wait on while full
         self._work = anyio.Event()  # wakes the task: an end of speech, a frame to send
         self._ticker: FrameTicker | None = None
-        self._write_now: Callable[[bytes], bool] | None = None
+        self._write_now: FrameWriter | None = None
         #: for the task to send (a transport that sends by awaiting), with the
         #: generation they were handed in: a ``stop`` since then drops them unsent.
         #: An utterance of None is silence that keeps the line busy.
         self._handed: tuple[int, list[tuple[int | None, bytes]]] | None = None
-        self.pacing = Pacing(getattr(transport, "lead_frames", 0))
-        self._keeps_busy = bool(getattr(transport, "keeps_line_busy", False))
+        self.pacing = Pacing(transport.lead_frames)
+        self._keeps_busy = transport.keeps_line_busy
         self._failure: Exception | None = None  # met at a tick, raised by the task
         self._generation = 0  # moves on every stop
         #: Frames sent so far (silence that keeps the line busy apart), and slots
@@ -294,8 +294,7 @@ class Player:
 
     async def run(self) -> None:
         """Play until cancelled. Raises what a send raised (``TransportBroken``)."""
-        writer = getattr(self._transport, "frame_writer", None)
-        self._write_now = writer() if writer is not None else None
+        self._write_now = self._transport.frame_writer()
         ticker = self._ticker = self._given_ticker or frame_ticker()
         ticker.join(self)
         if self._keeps_busy:

@@ -46,7 +46,6 @@ from adapters.voice.transport import (
     CallEngines,
     CallTransport,
     TransportBroken,
-    relay_audio,
 )
 from core.call_outcome import CallInput
 from core.voice import (
@@ -84,7 +83,7 @@ from core.voice import (
 from kernels.energy import rms, zero_crossings
 from kernels.resample import Resampler
 
-__all__ = ["CallAgent", "CallSetup", "Recorder", "run_call"]
+__all__ = ["CallAgent", "CallSetup", "Recorder", "TurnTimings", "run_call"]
 
 log = logging.getLogger("svc.voice")
 
@@ -109,11 +108,29 @@ _ANSWERS_KEYS = frozenset({Phase.LISTENING, Phase.HEARING, Phase.RECOGNISING,
                            Phase.JUDGING, Phase.HOLDING})
 
 
+@dataclass(frozen=True, slots=True)
+class TurnTimings:
+    """One answered turn, in seconds from the end of the caller's speech (or of their
+    key entry): when the agent was asked (recognised and judged finished), wrote its
+    first words and sent its first audio (None when it never did), and when its answer
+    had played to the end or was talked over."""
+
+    asked: float
+    first_text: float | None
+    first_audio: float | None
+    finished: float
+
+
 class CallAgent(Protocol):
     """The agent on a call, as the app provides it."""
 
-    def answer(self, transcript: str) -> AsyncIterator[str]:
-        """The answer to one turn of the caller, as text pieces while it is written."""
+    def answer(self, transcript: str, waited: float) -> AsyncIterator[str]:
+        """The answer to one turn of the caller, as text pieces while it is written;
+        ``waited``: seconds since the caller's speech ended."""
+        ...
+
+    async def timed(self, timings: TurnTimings) -> None:
+        """Keep the timings of a turn once its answer is over."""
         ...
 
     def ending(self) -> CallInput | None:
@@ -211,6 +228,11 @@ class _CallSession:
         self.muted: set[int] = set()  # answers the caller talked over
         self.last_answer = OPENING_UTTERANCE  # the answer most recently begun
         self.playing: int | None = None  # the utterance whose frames are going out
+        #: When the caller last stopped speaking or finished a key entry: where the
+        #: next turn's timings count from.
+        self.turn_ended_at: float | None = None
+        #: When each answer's first frame went out, by utterance.
+        self.first_audio_at: dict[int, float] = {}
         self.keys = KeyEntry()
         self.entries: deque[str] = deque()  # finished key entries not yet answered
         self.reply_lock = anyio.Lock()
@@ -310,7 +332,7 @@ class _CallSession:
 
     async def _read(self) -> None:
         try:
-            await relay_audio(self.transport, self._caller_audio, self._caller_key)
+            await self.transport.relay(self._caller_audio, self._caller_key)
             self._feed(CallerHungUp())
         except TransportBroken as exc:
             log.info("audio connection broke: %s", exc)
@@ -324,6 +346,8 @@ class _CallSession:
         if not events:
             self.conversation.hear_quiet(self.clock())  # no action, no earlier deadline
             return
+        if events & _SPEECH_END:
+            self.turn_ended_at = self.clock()
         self._feed(CallerAudio(bool(events & _SPEECH_START), bool(events & _SPEECH_END),
                                bool(events & _BARGE_IN)))
 
@@ -357,6 +381,7 @@ class _CallSession:
     def _entry(self, text: str) -> None:
         if self.ended.is_set():
             return
+        self.turn_ended_at = self.clock()
         self.entries.append(text)
         self._carry_out([])  # answered now when the conversation listens
 
@@ -366,6 +391,7 @@ class _CallSession:
         self.detector.played(rms(frame))  # what may come back as echo
         if utterance != self.playing and utterance not in self.muted:
             self.playing = utterance  # told once, at the first frame of each utterance
+            self.first_audio_at.setdefault(utterance, self.clock())
             self._feed(SpeechPlaying(utterance))
         if self.recorder is not None and len(self.line_pending) < MAX_RECORDING_LAG_BYTES:
             self.line_pending += frame
@@ -434,7 +460,9 @@ class _CallSession:
         assert self.tasks is not None
         self._drop()
         self.last_answer = action.utterance
-        self.tasks.start_soon(_letting_go, self._answer, action.utterance, action.transcript)
+        heard, self.turn_ended_at = self.turn_ended_at, None
+        self.tasks.start_soon(_letting_go, self._answer, action.utterance, action.transcript,
+                              self.clock() if heard is None else heard)
 
     def _stop_speaking(self, action: StopSpeaking) -> None:
         assert self.tasks is not None
@@ -509,30 +537,47 @@ class _CallSession:
                 return
             self._feed(TurnJudged(request, probability))
 
-    async def _answer(self, utterance: int, transcript: str) -> None:
+    async def _answer(self, utterance: int, transcript: str, heard: float) -> None:
         # Answers are given one after another: a talked-over answer finishes first.
         async with self.reply_lock:
+            asked = self.clock()
+            written: list[float] = []  # when the agent's first words came
             sentences_in, sentences_out = anyio.create_memory_object_stream[str](16)
             spoke = True
             async with anyio.create_task_group() as reply:
-                reply.start_soon(self._write_answer, transcript, sentences_in)
+                reply.start_soon(self._write_answer, transcript, asked - heard, sentences_in,
+                                 written)
                 async with sentences_out:
                     async for sentence in sentences_out:
                         if spoke and utterance not in self.muted:
                             spoke = await self._synthesise(utterance, sentence)
+            if spoke and utterance not in self.muted:  # a talked-over answer has no more
+                await self.player.finished(utterance).wait()
+            first_audio = self.first_audio_at.pop(utterance, None)
+            await self._timed(TurnTimings(
+                asked - heard, written[0] - heard if written else None,
+                first_audio - heard if first_audio is not None else None,
+                self.clock() - heard))
             if not spoke:
                 self._feed(SpeechFailed(utterance))
                 return
-            if utterance not in self.muted:  # a talked-over answer has nothing left to play
-                await self.player.finished(utterance).wait()
             self._feed(SpeechFinished(utterance, self.agent.ending()))
 
-    async def _write_answer(self, transcript: str, sentences: Any) -> None:
+    async def _timed(self, timings: TurnTimings) -> None:
+        try:
+            await self.agent.timed(timings)
+        except Exception:  # the call goes on without its timings
+            log.exception("the timings of a turn could not be kept")
+
+    async def _write_answer(self, transcript: str, waited: float, sentences: Any,
+                            written: list[float]) -> None:
         splitter = SentenceSplitter()
         async with sentences:
             try:
-                async with _closing(self.agent.answer(transcript)) as pieces:
+                async with _closing(self.agent.answer(transcript, waited)) as pieces:
                     async for piece in pieces:
+                        if not written and piece:
+                            written.append(self.clock())
                         for sentence in splitter.feed(piece):
                             await sentences.send(sentence)
             except Exception:

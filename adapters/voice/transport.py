@@ -5,6 +5,14 @@ protocols (``audiosocket.py`` for pbx, ``carrier.py`` for the carrier's media
 WebSocket). Both carry 8 kHz audio; the transports hand the session 16-bit linear
 PCM whatever the wire carries (μ-law is decoded and encoded there).
 
+Besides the five calls every transport answers, it declares its fast paths, each with
+a plain default a transport without one keeps: ``relay`` (caller audio handed on
+without a task switch per frame; by default read with ``receive`` in a loop),
+``frame_writer`` (frames written from the shared ticker without waiting; by default
+none, and the player awaits ``send_frame``), ``lead_frames`` (frames the far side
+buffers ahead; none) and ``keeps_line_busy`` (the far side hangs up on a quiet line;
+it does not). A session asks for them by name, never by probing.
+
 The engine shapes are the protocols of ``adapters.speech.base`` (synthesis,
 recognition, turn detection), declared there once and named here for the session;
 being protocols, any object of that shape drives a session, fakes included.
@@ -12,6 +20,7 @@ being protocols, any object of that shape drives a session, fakes included.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Protocol
 
@@ -23,12 +32,14 @@ __all__ = [
     "LINE_RATE",
     "CallEngines",
     "CallTransport",
+    "FrameWriter",
     "Recogniser",
     "Synthesiser",
     "TransportBroken",
     "TurnDetector",
+    "hand_on",
+    "ignore_key",
     "pull_audio",
-    "relay_audio",
 ]
 
 #: Both transports carry 8 kHz audio.
@@ -43,61 +54,80 @@ class TransportBroken(Exception):
     telephone system reported."""
 
 
-class CallTransport(Protocol):
+#: Writes one frame without waiting; False, with nothing written, while the peer is
+#: not keeping up. Raises ``TransportBroken``.
+FrameWriter = Callable[[bytes], bool]
+
+
+def ignore_key(digit: str) -> None:
+    """What a relay does with keys when it is not told."""
+
+
+class CallTransport(ABC):
     """One answered call's audio connection, after its ticket was redeemed."""
 
+    #: Frames the player may send ahead of the call's time: the far side buffers them
+    #: and plays them at the call's rate.
+    lead_frames: int = 0
+    #: The far side hangs up on a line without frames: the player fills quiet with
+    #: silence.
+    keeps_line_busy: bool = False
+
+    @abstractmethod
     async def receive(self) -> bytes | str | None:
         """The next caller audio (16-bit PCM, 8 kHz, even length), a key the caller
         pressed (one character: ``0-9``, ``*``, ``#``, ``A-D``), or None once the peer
         hung up. Raises ``TransportBroken``."""
-        ...
 
+    @abstractmethod
     async def send_frame(self, pcm: bytes) -> None:
         """Play one 20 ms frame (``FRAME_BYTES`` of 16-bit PCM, 8 kHz) to the caller."""
-        ...
 
+    @abstractmethod
     async def end_of_speech(self, utterance: int) -> None:
         """Everything of ``utterance`` has been sent (the carrier marks the point)."""
-        ...
 
+    @abstractmethod
     async def stop_playback(self) -> None:
         """The caller barged in: drop any audio still queued on the far side."""
-        ...
 
+    @abstractmethod
     async def hang_up(self) -> None:
         """End the connection from our side."""
-        ...
+
+    async def relay(self, on_audio: Callable[[bytes], None],
+                    on_key: Callable[[str], None] = ignore_key) -> None:
+        """Give each piece of caller audio to ``on_audio``, and each key pressed to
+        ``on_key``, in the order they came, until the peer hangs up (returns) or the
+        connection breaks (raises ``TransportBroken``). Here by reading ``receive`` in a
+        loop; a transport that can do it without a task switch per frame does."""
+        await pull_audio(self, on_audio, on_key)
+
+    def frame_writer(self) -> FrameWriter | None:
+        """``send_frame`` without waiting, for the player to call from the shared
+        ticker; asked once, as the player starts. None here: this transport only
+        sends by awaiting, and the player's task does it."""
+        return None
 
 
-def _no_key(digit: str) -> None:
-    pass
-
-
-async def relay_audio(transport: CallTransport, on_audio: Callable[[bytes], None],
-                      on_key: Callable[[str], None] = _no_key) -> None:
-    """Give each piece of caller audio to ``on_audio``, and each key pressed to
-    ``on_key``, in the order they came, until the peer hangs up (returns) or the
-    connection breaks (raises ``TransportBroken``). A transport with a ``relay`` of its
-    own does it without a task switch per frame; any other is read in a loop."""
-    relay = getattr(transport, "relay", None)
-    if relay is not None:
-        await relay(on_audio, on_key)
-        return
-    await pull_audio(transport, on_audio, on_key)
+def hand_on(item: bytes | str, on_audio: Callable[[bytes], None],
+            on_key: Callable[[str], None]) -> None:
+    """One piece of caller audio to ``on_audio``, or one key to ``on_key``."""
+    if type(item) is str:
+        on_key(item)
+    elif item:
+        on_audio(item)  # type: ignore[arg-type]
 
 
 async def pull_audio(transport: CallTransport, on_audio: Callable[[bytes], None],
-                     on_key: Callable[[str], None] = _no_key) -> None:
-    """``relay_audio`` by reading: ``receive`` until it says the peer hung up."""
+                     on_key: Callable[[str], None] = ignore_key) -> None:
+    """``CallTransport.relay`` by reading: ``receive`` until it says the peer hung up."""
     while (item := await transport.receive()) is not None:
-        if type(item) is str:
-            on_key(item)
-        elif item:
-            on_audio(item)  # type: ignore[arg-type]
+        hand_on(item, on_audio, on_key)
 
 
 class CallEngines(Protocol):
-    """The engines of calls (``app.voice.engines.CallEngines``)."""
+    """The engines of calls (``app.telephony.speech_engines.CallEngines``)."""
 
     synthesiser: Synthesiser
     recogniser: Recogniser

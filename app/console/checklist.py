@@ -14,10 +14,10 @@ from typing import Any
 from blacksheep import Request, Response, Router
 
 from app import db
+from app.bundle import Services
 from app.console.screens import SCREENS, Audience, Screen, audience_of
 from app.http.errors import json_response
 from app.http.guards import signed_in
-from app.services.bundle import Services
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qs, quote
 
 from blacksheep import Application, Request, Response, Router
@@ -22,16 +22,18 @@ from blacksheep.settings.html import html_settings
 from jinja2 import PackageLoader
 
 from app.console import checklist
+from app.console.telephone_setup import telephone_context
 from app.console.screens import (CALL_SCREEN, DOCUMENT_SCREEN, SCREENS, Screen, audience_of,
                                  navigation)
+from app.bundle import Services
+from app.errors import ApiError
 from app.http.bodies import read_bytes
 from app.http.docs import page
-from app.http.errors import ApiError
+from app.http.errors import status_of
 from app.http.same_origin import cross_origin
 from app.http.security_headers import secured
 from app.routes.auth import session_cookie
 from app.services.accounts import Identity
-from app.services.bundle import Services
 from app.services.sessions import COOKIE_NAME
 from core.ids import is_id
 
@@ -39,6 +41,13 @@ STATIC_DIR = Path(__file__).parent / "static"
 # Where an account whose one-time password must be changed is sent, from every page.
 PASSWORD_SCREEN = next(screen for screen in SCREENS if screen.template == "password")
 MAX_FORM_BYTES = 8 * 1024
+# What a screen's page is rendered with beyond its frame, by template (computed only
+# for a caller the screen's gate lets in).
+SCREEN_CONTEXT: dict[str, Callable[[Services], Awaitable[dict[str, Any]]]] = {
+    "telephone": telephone_context,
+}
+
+
 def _page(template: str, status: int = 200, **context: Any) -> Response:
     return secured(view(template, None, status, **context))
 
@@ -85,6 +94,9 @@ async def _render_screen(request: Request, svc: Services, screen: Screen, *,
     if not screen.gate(audience) or not all(is_id(given) for given in ids):
         return _page("not_found", 404, me=identity, nav=nav, current=None,
                      title="Not found")
+    extra = SCREEN_CONTEXT.get(screen.template)
+    if extra is not None:
+        context.update(await extra(svc))
     return _page(screen.template, me=identity, nav=nav, current=screen, title=screen.title,
                  **context)
 
@@ -169,7 +181,7 @@ async def login_submit(request: Request, svc: Services) -> Response:
     try:
         account = await svc.accounts.authenticate(email, password, request.client_ip)
     except ApiError as refusal:  # wrong password (401) or slowed down (429)
-        return _page("login", refusal.status, next=target, email=email,
+        return _page("login", status_of(refusal), next=target, email=email,
                      error=refusal.message, title="Sign in")
     token, expires = await svc.sessions.open(account["id"])
     response = see_other(target)

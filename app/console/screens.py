@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from app.bundle import Services
 from app.services.accounts import Identity
-from app.services.bundle import Services
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +96,8 @@ SCREENS: tuple[Screen, ...] = (
            "Messages taken on your lines.", line_owners),
     Screen("/owner/compliance", "compliance", "Compliance", "Owner",
            "What your lines record and keep, and for how long.", line_owners),
+    Screen("/owner/talk", "talk", "Talk to a line", "Owner",
+           "Type to a line's agent as a caller would, under the rules of a call.", line_owners),
     Screen("/agents", "agents", "Agents", "Setup",
            "Create agents and attach Libraries.", anyone),
     Screen("/libraries", "libraries", "Libraries", "Setup",

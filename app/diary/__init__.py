@@ -5,7 +5,8 @@ spec: telephony.md "Diary (per account)", "Screening list", "Appointment" (state
 "Tools on a call". The rules are pure and live in ``core.diary`` and
 ``core.screening``; these modules store, lock and notify.
 
-* ``clock`` — the one source of "now" for the diary's rules;
+* ``clock`` — the one source of "now" for the diary's rules, and the diary's zone,
+  which the pipeline reads on a call;
 * ``diaries`` — settings, opening hours and closures (``/api/diary``);
 * ``appointments`` — booking, moving and cancelling, with the outbox events;
 * ``screening`` — the screening list (``/api/conflict-names``) and the caller check;

@@ -31,7 +31,7 @@ import asyncpg
 from app import db
 from app.diary.clock import Clock
 from app.diary.diaries import StoredDiary, load_diary
-from app.http.errors import Conflict, NotFound, Unprocessable
+from app.errors import Conflict, NotFound, Unprocessable
 from app.notify.outbox import enqueue
 from app.services.access import parse_id
 from app.services.audit import AuditLog

@@ -35,8 +35,8 @@ from app.diary.appointments import Appointments, Booking, SlotRefused
 from app.diary.diaries import diary_zone
 from app.diary.enquiries import Enquiries
 from app.diary.screening import ScreeningList
-from app.http.errors import NotFound
-from app.telephony.call_context import CallContext
+from app.errors import NotFound
+from app.services.call_context import CallContext
 from core.diary import (
     MAX_CHANGE_ATTEMPTS,
     Appointment,

@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 from zoneinfo import ZoneInfo
 
 import asyncpg
 
 from app import db
-from app.http.errors import Conflict, NotFound, Unprocessable
+from app.errors import Conflict, NotFound, Unprocessable
 from app.services.audit import AuditLog
 from core.diary import Diary, DiaryError, OpeningPeriod, parse_diary
+
+if TYPE_CHECKING:  # the clock reads a diary's zone from here
+    from app.diary.clock import Clock
 
 __all__ = ["DEFAULT_DIARY", "Diaries", "StoredDiary", "diary_zone", "load_diary"]
 
@@ -123,8 +126,9 @@ def parse_closed_on(value: Any) -> dt.date:
 class Diaries:
     """The owner's use cases for the diary's settings and closures."""
 
-    def __init__(self, audit: AuditLog) -> None:
+    def __init__(self, audit: AuditLog, clock: Clock) -> None:
         self.audit = audit
+        self.clock = clock
 
     async def get(self, account_id: UUID) -> dict[str, Any]:
         async with db.connection() as connection:
@@ -154,6 +158,13 @@ class Diaries:
             raise Unprocessable(f"note must be text of at most {MAX_NOTE} characters.",
                                 field="note")
         async with db.connection() as connection:
+            # A closure is a day of the diary's own calendar: one already over there
+            # closes nothing, so it is refused rather than kept as a puzzle.
+            today = self.clock.now().astimezone(
+                (await load_diary(connection, account_id)).diary.zone).date()
+            if day < today:
+                raise Unprocessable(f"closed_on must be today ({today.isoformat()}) or later.",
+                                    code="in_the_past", field="closed_on")
             try:
                 row = await connection.fetchrow(
                     "INSERT INTO diary_closure (account_id, closed_on, note) VALUES ($1, $2, $3) "

@@ -17,11 +17,11 @@ from typing import Any
 from uuid import UUID
 
 from app import db
-from app.http.errors import NotFound, Unprocessable
+from app.errors import NotFound, Unprocessable
 from app.notify.outbox import enqueue
 from app.services.access import parse_id
+from app.services.call_context import CallContext
 from app.services.listing import equals, listing_query
-from app.telephony.call_context import CallContext
 from core.notifications import EventKind, notification_text
 
 __all__ = ["STATUSES", "Enquiries", "enquiry_view"]

@@ -18,7 +18,7 @@ from typing import Any
 from uuid import UUID
 
 from app import db
-from app.http.errors import NotFound, Unprocessable
+from app.errors import NotFound, Unprocessable
 from app.services.access import parse_id
 from app.services.audit import AuditLog
 from core.screening import (
@@ -88,7 +88,7 @@ class ScreeningList:
             try:
                 pasted = parse_pasted_names(names, present)
             except ScreeningError as error:
-                raise Unprocessable(f"{error}.", code="too_many_names", field="names") from None
+                raise Unprocessable(f"{error}.", code=error.code, field="names") from None
             status = await connection.execute(
                 _INSERT, account_id, [n.name for n in pasted.added],
                 [n.normal_form for n in pasted.added], (note or "").strip() or None)

@@ -20,7 +20,7 @@ from app.services.tools import ToolRegistry
 class DiaryServices:
     def __init__(self, audit: AuditLog) -> None:
         self.clock = Clock()
-        self.diaries = Diaries(audit)
+        self.diaries = Diaries(audit, self.clock)
         self.appointments = Appointments(audit, self.clock)
         self.screening = ScreeningList(audit)
         self.enquiries = Enquiries()

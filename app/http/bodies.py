@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeVar
 from blacksheep import Request
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from app.http.errors import BadRequest, PayloadTooLarge, Unprocessable, UnsupportedMediaType
+from app.errors import BadRequest, PayloadTooLarge, Unprocessable, UnsupportedMediaType
 from core import jsonfast
 
 Model = TypeVar("Model", bound=BaseModel)

@@ -23,7 +23,7 @@ from blacksheep.server.openapi.ui import SwaggerUIProvider, UIOptions
 from blacksheep.server.openapi.v3 import OpenAPIHandler
 from openapidocs.v3 import Info, MediaType, RequestBody
 
-from app.http.errors import NotFound
+from app.errors import NotFound
 from app.http.security_headers import secured
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])

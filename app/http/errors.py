@@ -1,10 +1,12 @@
-"""Our exceptions and the responses they become.
+"""How errors become responses.
 
-Routes raise :class:`ApiError` (or a subclass); the handlers registered here render
-``{"error": {"code", "message", "field"}}`` with its status. Anything else that escapes
-a route is logged with the request id, its class and where it was raised (not its
-message, which may quote a query's values) and answered with a bare 500 in the same shape,
-never a stack trace — except a database that cannot be reached, which is 503 with
+Services and routes raise the refusals of ``app.errors`` (``ApiError`` and its kinds);
+this module alone knows their HTTP status (``STATUS``) and headers, and the handlers
+registered here render ``{"error": {"code", "message", "field"}}`` with that status.
+``HttpRefusal`` is for the web layer's own refusals that carry a status and headers
+of their own. Anything else that escapes a route is logged with the request id, its
+class and where it was raised (not its message, which may quote a query's values) and
+answered with a bare 500 in the same shape, never a stack trace — except a database that cannot be reached, which is 503 with
 ``Retry-After`` (the OpenAI shape under ``/v1``, like every error there).
 """
 
@@ -19,74 +21,56 @@ from blacksheep import Content, Request, Response
 from blacksheep.exceptions import HTTPException
 
 from app.db import is_unavailable
+from app.errors import (ApiError, BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge,
+                        ServiceUnavailable, TooManyRequests, Unauthorized, UnsupportedMediaType,
+                        Unprocessable, UpstreamFailed)
 
 log = logging.getLogger("svc.http")
 
 
-class ApiError(Exception):
-    status = 400
-    code = "bad_request"
+#: Each kind of refusal's status; a subclass takes its nearest listed ancestor's.
+STATUS: dict[type[ApiError], int] = {
+    ApiError: 400,
+    BadRequest: 400,
+    Unauthorized: 401,
+    Forbidden: 403,
+    NotFound: 404,
+    Conflict: 409,
+    PayloadTooLarge: 413,
+    UnsupportedMediaType: 415,
+    Unprocessable: 422,
+    TooManyRequests: 429,
+    UpstreamFailed: 502,
+    ServiceUnavailable: 503,
+}
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        code: str | None = None,
-        field: str | None = None,
-        status: int | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code or self.code
-        self.field = field
+
+class HttpRefusal(ApiError):
+    """A refusal the web layer words itself, with a status and headers of its own: an
+    upstream's status relayed under ``/v1``, a key's rate-limit headers."""
+
+    status = 400
+
+    def __init__(self, message: str, *, status: int | None = None,
+                 headers: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
         self.status = status or self.status
         self.headers = headers or {}
 
 
-class BadRequest(ApiError):
-    status, code = 400, "bad_request"
+def status_of(error: ApiError) -> int:
+    """The HTTP status ``error`` is answered with."""
+    if isinstance(error, HttpRefusal):
+        return error.status
+    return next(STATUS[kind] for kind in type(error).__mro__ if kind in STATUS)
 
 
-class Unauthorized(ApiError):
-    status, code = 401, "unauthorized"
-
-
-class NotFound(ApiError):
-    """Also the answer for what exists but is not the caller's: existence is not leaked."""
-
-    status, code = 404, "not_found"
-
-    def __init__(self, message: str = "Not found.", **kwargs: Any) -> None:
-        super().__init__(message, **kwargs)
-
-
-class Forbidden(ApiError):
-    status, code = 403, "forbidden"
-
-
-class Conflict(ApiError):
-    status, code = 409, "conflict"
-
-
-class PayloadTooLarge(ApiError):
-    status, code = 413, "payload_too_large"
-
-
-class UnsupportedMediaType(ApiError):
-    status, code = 415, "unsupported_media_type"
-
-
-class Unprocessable(ApiError):
-    status, code = 422, "invalid_value"
-
-
-class TooManyRequests(ApiError):
-    status, code = 429, "too_many_requests"
-
-
-class ServiceUnavailable(ApiError):
-    status, code = 503, "unavailable"
+def headers_of(error: ApiError) -> dict[str, str]:
+    """The headers ``error``'s response carries: ``Retry-After`` when waiting helps."""
+    headers = dict(error.headers) if isinstance(error, HttpRefusal) else {}
+    if error.retry_after is not None:
+        headers["Retry-After"] = str(error.retry_after)
+    return headers
 
 
 def json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> Response:
@@ -103,8 +87,12 @@ def encoded_json_response(status: int, body: bytes,
     return response
 
 
-def error_body(code: str, message: str, field: str | None = None) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "field": field}}
+def error_body(code: str, message: str, field: str | None = None,
+               errors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"code": code, "message": message, "field": field}
+    if errors:
+        body["errors"] = errors
+    return {"error": body}
 
 
 _OPENAI_TYPES = {401: "invalid_request_error", 403: "permission_error", 429: "requests"}
@@ -117,16 +105,22 @@ def openai_error_body(status: int, code: str, message: str, param: str | None) -
 
 
 def render_error(request: Request, status: int, code: str, message: str,
-                 field: str | None = None, headers: dict[str, str] | None = None) -> Response:
+                 field: str | None = None, headers: dict[str, str] | None = None,
+                 errors: list[dict[str, Any]] | None = None) -> Response:
     """Our shape under /api, the OpenAI shape under /v1."""
     if request.url.path.startswith(b"/v1"):
         return json_response(status, openai_error_body(status, code, message, field), headers)
-    return json_response(status, error_body(code, message, field), headers)
+    return json_response(status, error_body(code, message, field, errors), headers)
+
+
+def error_response(request: Request, error: ApiError) -> Response:
+    """The response a refusal becomes, in the shape of the path it answers."""
+    return render_error(request, status_of(error), error.code, error.message, error.field,
+                        headers_of(error), error.errors)
 
 
 async def _on_api_error(app: Any, request: Request, error: ApiError) -> Response:
-    return render_error(request, error.status, error.code, error.message, error.field,
-                        error.headers)
+    return error_response(request, error)
 
 
 async def _on_http_exception(app: Any, request: Request, error: HTTPException) -> Response:

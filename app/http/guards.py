@@ -15,10 +15,10 @@ from uuid import UUID
 
 from blacksheep import Request
 
-from app.http.errors import Forbidden, NotFound, Unauthorized
+from app.bundle import Services
+from app.errors import Forbidden, NotFound, Unauthorized
 from app.services.access import owner_or_admin
 from app.services.accounts import Identity
-from app.services.bundle import Services
 from app.services.sessions import COOKIE_NAME
 from core.ids import id_or_none
 

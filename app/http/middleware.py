@@ -33,6 +33,12 @@ def request_id_of(request: Request) -> str:
     return f"{_ID_PREFIX}{next(_id_numbers):016x}"
 
 
+def arrived_at(request: Request) -> float:
+    """When the request reached this server, on ``time.monotonic``: where usage latency
+    counts from, so it is the caller's whole wait and not only the model's."""
+    return getattr(request, "arrived_at", None) or time.monotonic()
+
+
 class RequestContext:
     """Outermost middleware: request id, error rendering inside it, and the access log."""
 
@@ -41,6 +47,7 @@ class RequestContext:
 
     async def __call__(self, request: Request, handler) -> Response:
         started = time.perf_counter()
+        request.arrived_at = time.monotonic()  # type: ignore[attr-defined]
         request_id = request_id_of(request)
         request.request_id = request_id  # type: ignore[attr-defined]
         # Not reset on the way out: a streamed body is written after this returns, in

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from blacksheep import Request, Response
 
-from app.http.errors import Forbidden
+from app.errors import Forbidden
 from app.services.sessions import COOKIE_NAME
 
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})

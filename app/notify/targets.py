@@ -27,7 +27,7 @@ from adapters.egress_http import EgressRefused, precheck
 from adapters.notify_sender import NotificationSender
 from app import db
 from app.crypto import EncryptionKeyMissing, SecretBox, key_missing
-from app.http.errors import Conflict, NotFound, TooManyRequests, Unprocessable
+from app.errors import Conflict, NotFound, TooManyRequests, Unprocessable
 from app.notify.attempts import UNREADABLE, finish_attempt, start_attempt
 from app.services.access import owner_or_admin, parse_id
 from app.services.accounts import Identity
@@ -83,16 +83,22 @@ def open_target(box: SecretBox, row: dict[str, Any]) -> tuple[str | None, bytes 
 
 
 def _check_url(url: str, allow_hosts: tuple[str, ...]) -> str:
-    """The host to show, or 422: an http(s) address whose name or literal address the
-    egress gate does not refuse already (names are judged again at every post)."""
+    """The host to show, or 422: an https address whose name or literal address the
+    egress gate does not refuse already (names are judged again at every post). Plain
+    http is only for a host the administrator named in ``egress.allow_hosts`` (a
+    receiver on the local network, often without a certificate): anywhere else the
+    news of a caller would cross the internet in clear."""
     host = display_host(url) if isinstance(url, str) else None
     if not host or len(url) > _MAX_URL or not url.lower().startswith(("http://", "https://")):
-        raise Unprocessable("url must be an http(s) address with a host.", field="url")
+        raise Unprocessable("url must be an https:// address with a host.", field="url")
     try:
         precheck(url, allow_hosts)
     except EgressRefused as refused:
         raise Unprocessable(f"url is not allowed: {refused.decision.detail}.",
                             code="egress_refused", field="url") from None
+    if url.lower().startswith("http://") and host not in allow_hosts:
+        raise Unprocessable("url must be an https:// address; plain http is only for a host "
+                            "named in egress.allow_hosts.", code="https_required", field="url")
     return host
 
 
@@ -249,7 +255,7 @@ class NotifyTargets:
         wait = self._test_pace.take(identity.account_id, time.monotonic())
         if wait:
             raise TooManyRequests(f"Too many tests in a row; try again in {wait} seconds.",
-                                  code="too_many_tests", headers={"Retry-After": str(wait)})
+                                  code="too_many_tests", retry_after=wait)
         url, secret = open_target(self.box, row)
         attempt_id, _ = await start_attempt(row["id"], None)
         if url is None:

@@ -41,14 +41,16 @@ from typing import Any
 
 from blacksheep import Request, Response, StreamedContent
 
+from app.bundle import Services
+from app.errors import BadRequest, NotFound
 from app.http.disconnect import cancelled_on_disconnect
-from app.http.errors import ApiError, NotFound, json_response
+from app.http.errors import HttpRefusal, json_response
 from app.http.event_pump import IDLE, Idle, pumped
+from app.http.middleware import arrived_at
 from app.public_api.auth import admit
 from app.public_api.links import public_base
 from app.services.access import reach_of
 from app.services.accounts import Identity
-from app.services.bundle import Services
 from app.services.chats import MAX_CONTENT_CHARS
 from app.services.pipeline import AgentProfile, TurnRequest, load_agent
 from app.services.providers import LOCAL, ModelNotFound
@@ -90,8 +92,8 @@ _FINISH_REASONS = {"stop": "stop", "length": "length", "tool_limit": "length"}
 _VERSION = metadata.version("svc")
 
 
-class ChatNotFound(ApiError):
-    status, code = 404, "chat_not_found"
+class ChatNotFound(NotFound):
+    code = "chat_not_found"
 
 
 def _question(chat: ChatRequest) -> str:
@@ -100,14 +102,14 @@ def _question(chat: ChatRequest) -> str:
     except ChatRequestError as exc:
         raise _refused(exc) from None
     if len(question) > MAX_CONTENT_CHARS:
-        raise ApiError(f"The question (the last user message) may have at most "
-                       f"{MAX_CONTENT_CHARS} characters.", code="invalid_request_error",
-                       field="messages", status=400)
+        raise BadRequest(f"The question (the last user message) may have at most "
+                         f"{MAX_CONTENT_CHARS} characters.", code="invalid_request_error",
+                         field="messages")
     return question
 
 
-def _refused(exc: ChatRequestError) -> ApiError:
-    return ApiError(exc.message, code=exc.code, field=exc.param, status=400)
+def _refused(exc: ChatRequestError) -> BadRequest:
+    return BadRequest(exc.message, code=exc.code, field=exc.param)
 
 
 def _generation(chat: ChatRequest, model: str) -> GenerationOptions:
@@ -172,7 +174,7 @@ async def answer(request: Request, svc: Services, identity: Identity,
     tools = await svc.tools.for_agent(agent.tools)
     events = await svc.chats.send(reach, chat_id, question, source="api",
                                   api_key_id=identity.api_key_id, owner_only=True,
-                                  generation=generation)
+                                  generation=generation, asked_at=arrived_at(request))
     reply = _Reply(chat.model, frozenset(t.spec.name for t in tools if t.spec.side_effecting),
                    public_base(request, svc.boot), generation.wants_json,
                    system_fingerprint(agent))
@@ -187,7 +189,8 @@ async def answer_local(request: Request, svc: Services, identity: Identity,
     generation = _generation(chat, LOCAL)
     headers = await admit(svc, identity)
     turn = TurnRequest(_LOCAL_AGENT, question, await reach_of(identity), source="api",
-                       api_key_id=identity.api_key_id, generation=generation)
+                       api_key_id=identity.api_key_id, generation=generation,
+                       asked_at=arrived_at(request))
     reply = _Reply(chat.model, frozenset(), public_base(request, svc.boot), False,
                    system_fingerprint(_LOCAL_AGENT))
     return await _respond(request, chat, svc.pipeline.run(turn), reply, headers)
@@ -246,7 +249,7 @@ class _Reply:
         return ({"annotations": annotate(self.finished.text, cited, self._url_of)},
                 {"citations": [citation.as_json() for citation in cited]})
 
-    def failure_error(self, headers: dict[str, str]) -> ApiError:
+    def failure_error(self, headers: dict[str, str]) -> HttpRefusal:
         failure = self.failure or Failed("internal_error", "The answer did not finish.", 500)
         status, code, message = failure.status_code, failure.code, failure.message
         if code == "model_not_found":
@@ -255,7 +258,8 @@ class _Reply:
             message = f"This agent's model is not available: {message}"
         if status >= 500 and self.side_effect_ran:
             headers = {**headers, "x-should-retry": "false"}
-        return ApiError(message, code=code, field=failure.param, status=status, headers=headers)
+        return HttpRefusal(message, code=code, field=failure.param, status=status,
+                           headers=headers)
 
 
 async def _respond(request: Request, chat: ChatRequest, events: AsyncIterator[PipelineEvent],

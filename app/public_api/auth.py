@@ -10,18 +10,21 @@ from __future__ import annotations
 
 from blacksheep import Request
 
-from app.http.errors import ApiError
+from app.bundle import Services
+from app.errors import Unauthorized
+from app.http.errors import HttpRefusal
 from app.services.accounts import Identity
 from app.services.api_keys import masked
-from app.services.bundle import Services
 from core import ratelimit
 
 
-class InvalidApiKey(ApiError):
-    status, code = 401, "invalid_api_key"
+class InvalidApiKey(Unauthorized):
+    code = "invalid_api_key"
 
 
-class RateLimited(ApiError):
+class RateLimited(HttpRefusal):
+    """429 with the key's rate-limit headers (``core.ratelimit.headers``)."""
+
     status, code = 429, "rate_limit_exceeded"
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from blacksheep import Request, Response
 
+from app.bundle import Services
 from app.http.errors import render_error
-from app.services.bundle import Services
 
 EXPOSED = ("X-Service-Chat-Id, x-request-id, x-ratelimit-limit-requests, "
            "x-ratelimit-remaining-requests, x-ratelimit-reset-requests, Retry-After, "

@@ -22,10 +22,11 @@ from typing import Any, AsyncIterator
 from blacksheep import Request, Response, StreamedContent
 
 from adapters.providers import UpstreamError
+from app.bundle import Services
 from app.http.disconnect import cancelled_on_disconnect
-from app.http.errors import ApiError, encoded_json_response
+from app.http.errors import HttpRefusal, encoded_json_response
+from app.http.middleware import arrived_at
 from app.services.accounts import Identity
-from app.services.bundle import Services
 from app.services.providers import ResolvedModel
 from app.services.usage import UsageRecord
 from core.chat_request import ChatRequest
@@ -34,19 +35,20 @@ from core.sse import ChunkEncoder
 SSE = b"text/event-stream"
 
 
-def upstream_failure(error: UpstreamError) -> ApiError:
+def upstream_failure(error: UpstreamError) -> HttpRefusal:
     code = "upstream_timeout" if error.status_code == 504 else "upstream_error"
     if error.status_code < 500:
         code = "upstream_refused"
-    return ApiError(str(error), code=code, status=error.status_code)
+    return HttpRefusal(str(error), code=code, status=error.status_code)
 
 
 class _Meter:
     """Times one model call and records its usage exactly once."""
 
-    def __init__(self, svc: Services, identity: Identity, resolved: ResolvedModel) -> None:
+    def __init__(self, svc: Services, identity: Identity, resolved: ResolvedModel,
+                 asked_at: float) -> None:
         self.svc, self.identity, self.resolved = svc, identity, resolved
-        self.started = time.perf_counter()
+        self.started = asked_at  # the request's arrival: the caller's whole wait
         self.outcome = "error"
         self.usage: dict[str, Any] | None = None
 
@@ -57,12 +59,12 @@ class _Meter:
             model=self.resolved.model, provider=self.resolved.provider, source="api",
             outcome=self.outcome, prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),
-            latency_ms=int((time.perf_counter() - self.started) * 1000)))
+            latency_ms=int((time.monotonic() - self.started) * 1000)))
 
 
 async def complete(request: Request, svc: Services, identity: Identity, chat: ChatRequest,
                    resolved: ResolvedModel, headers: dict[str, str]) -> Response:
-    meter = _Meter(svc, identity, resolved)
+    meter = _Meter(svc, identity, resolved, arrived_at(request))
     try:
         async with cancelled_on_disconnect(request) as watch:
             raw, answer = await svc.client.complete_raw(resolved.upstream, chat.body)
@@ -79,7 +81,7 @@ async def complete(request: Request, svc: Services, identity: Identity, chat: Ch
 
 async def stream(request: Request, svc: Services, identity: Identity, chat: ChatRequest,
                  resolved: ResolvedModel, headers: dict[str, str]) -> Response:
-    meter = _Meter(svc, identity, resolved)
+    meter = _Meter(svc, identity, resolved, arrived_at(request))
     stack = contextlib.AsyncExitStack()
     try:
         relay = await stack.enter_async_context(

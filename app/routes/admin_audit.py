@@ -19,10 +19,11 @@ from uuid import UUID
 
 from blacksheep import Request, Response, Router
 
-from app.http.errors import Unprocessable, json_response
+from app.bundle import Services
+from app.errors import Unprocessable
+from app.http.errors import json_response
 from app.http.guards import administrator, query_value
 from app.services.audit_names import name_entries
-from app.services.bundle import Services
 from core.ids import id_or_none
 
 MAX_LIMIT = 1000

@@ -13,11 +13,11 @@ from typing import Any
 
 from blacksheep import Request, Response, Router
 
+from app.bundle import Services
 from app.http.bodies import Body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import administrator
-from app.services.bundle import Services
 from app.services.tools import public_view, spec_view
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 from blacksheep import Request, Response, Router
 from pydantic import Field
 
+from app.bundle import Services
+from app.errors import Forbidden, Unprocessable
 from app.http.bodies import Body, read_body
 from app.http.docs import accepts
-from app.http.errors import Forbidden, Unprocessable, json_response
+from app.http.errors import json_response
 from app.http.guards import administrator
 from app.services.accounts import Identity, public_view
-from app.services.bundle import Services
 
 
 class NewAccountBody(Body):

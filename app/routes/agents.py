@@ -5,11 +5,11 @@ from __future__ import annotations
 from blacksheep import Request, Response, Router
 from pydantic import Field
 
+from app.bundle import Services
 from app.http.bodies import Body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import signed_in
-from app.services.bundle import Services
 
 
 class NewAgentBody(Body):

@@ -5,12 +5,13 @@ from __future__ import annotations
 from blacksheep import Request, Response, Router
 from blacksheep.cookies import Cookie, CookieSameSiteMode
 
+from app.bundle import Services
+from app.errors import Unauthorized
 from app.http.bodies import Body, read_body
 from app.http.docs import accepts
-from app.http.errors import Unauthorized, json_response
+from app.http.errors import json_response
 from app.http.guards import session_token, signed_in
 from app.services.accounts import public_view
-from app.services.bundle import Services
 from app.services.sessions import COOKIE_NAME
 
 

@@ -20,12 +20,13 @@ from anyio.streams.memory import MemoryObjectSendStream
 from blacksheep import Request, Response, Router
 from blacksheep.contents import StreamedContent
 
+from app.bundle import Services
 from app.http.bodies import Body, read_body
 from app.http.docs import accepts
-from app.http.errors import ApiError, json_response
+from app.http.errors import HttpRefusal, json_response
 from app.http.guards import signed_in
+from app.http.middleware import arrived_at
 from app.services.access import reach_of
-from app.services.bundle import Services
 from app.services.chats import chat_view, message_view
 from core.pipeline import Failed, Finished, PipelineEvent, ToolFinished, event_payload
 
@@ -85,7 +86,8 @@ async def delete_chat(request: Request, svc: Services, chat_id: str) -> Response
 async def send_message(request: Request, svc: Services, chat_id: str) -> Response:
     identity = await signed_in(request, svc)
     body = await read_body(request, MessageBody, svc.max_body_bytes)
-    events = await svc.chats.send(await reach_of(identity), chat_id, body.content, source="app")
+    events = await svc.chats.send(await reach_of(identity), chat_id, body.content, source="app",
+                                  asked_at=arrived_at(request))
     if body.stream:
         receive = getattr(request.content, "receive", None)
 
@@ -112,7 +114,7 @@ async def _json_answer(chat_id: str, events: AsyncIterator[PipelineEvent]) -> Re
                 finished = event
     if failure is not None or finished is None:
         failure = failure or Failed("internal_error", "The answer did not finish.", 500)
-        raise ApiError(failure.message, code=failure.code, status=failure.status_code)
+        raise HttpRefusal(failure.message, code=failure.code, status=failure.status_code)
     answer = event_payload(finished)[1]
     return json_response(200, {"chat_id": chat_id, "message": {
         "role": "assistant", "content": finished.text, "citations": answer["citations"]},

@@ -19,12 +19,13 @@ from app.diary.appointments import (
     check_booking,
     parse_instant,
 )
+from app.bundle import Services
+from app.errors import Unprocessable
 from app.http.bodies import Body, read_body, read_json_value
 from app.http.docs import accepts
-from app.http.errors import Unprocessable, json_response
+from app.http.errors import json_response
 from app.http.guards import addressed_account, query_value, signed_in
 from app.services.access import parse_id
-from app.services.bundle import Services
 from core.diary import show_in_zone
 
 MAX_SLOTS = 200

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from blacksheep import Request, Response, Router
 
+from app.bundle import Services
 from app.diary.enquiries import DEFAULT_LIMIT, MAX_LIMIT
+from app.errors import Unprocessable
 from app.http.bodies import Body, read_body
 from app.http.docs import accepts
-from app.http.errors import Unprocessable, json_response
+from app.http.errors import json_response
 from app.http.guards import addressed_account, query_value, signed_in, with_permission
-from app.services.bundle import Services
 
 
 class EnquiryChangeBody(Body):

@@ -12,12 +12,13 @@ from __future__ import annotations
 from blacksheep import Request, Response, Router
 from pydantic import Field
 
+from app.bundle import Services
+from app.errors import Unprocessable, UnsupportedMediaType
 from app.http.bodies import Body, read_body, read_bytes
 from app.http.docs import accepts
-from app.http.errors import Unprocessable, UnsupportedMediaType, json_response
+from app.http.errors import json_response
 from app.http.guards import signed_in
 from app.services.access import reach_of
-from app.services.bundle import Services
 from app.services.libraries import MAX_DOCUMENT_BYTES, SEARCH_LIMIT_MAX, passage_view
 from core.documents import MEDIA_TYPES
 

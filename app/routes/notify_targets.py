@@ -16,11 +16,11 @@ from typing import Any
 from blacksheep import Request, Response, Router
 from pydantic import Field
 
+from app.bundle import Services
 from app.http.bodies import Body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import signed_in
-from app.services.bundle import Services
 
 _SECRET_NOTICE = ("Copy signing_secret now: it will not be shown again. The receiver checks "
                   "X-Svc-Signature with it.")

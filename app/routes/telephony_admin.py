@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from blacksheep import Request, Response, Router
 
+from app.bundle import Services
+from app.errors import Unprocessable
 from app.http.bodies import Body, read_body
 from app.http.docs import accepts
-from app.http.errors import Unprocessable, json_response
+from app.http.errors import json_response
 from app.http.guards import break_glass, with_permission
-from app.services.bundle import Services
+from app.http.query_dates import checked_range, day_start, query_date
 from app.telephony.calls import DEFAULT_PAGE
 from app.telephony.features import checked_key
 from app.telephony.readiness import report
@@ -151,9 +153,13 @@ async def list_calls(request: Request, svc: Services) -> Response:
         limit = int(limit_text) if limit_text is not None else DEFAULT_PAGE
     except ValueError:
         raise Unprocessable("limit must be a whole number.", field="limit") from None
+    since, until = query_date(request, "since"), query_date(request, "until")
+    checked_range(since, until)
     page = await svc.telephony.calls.page(
         number_id=_query(request, "number_id"), outcome=_query(request, "outcome"),
-        before=_query(request, "before"), limit=limit)
+        before=_query(request, "before"), limit=limit,
+        since=day_start(since) if since else None, until=day_start(until) if until else None,
+        caller=_query(request, "caller"))
     return json_response(200, page)
 
 

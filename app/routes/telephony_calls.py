@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator
 from blacksheep import Request, Response, Router
 from blacksheep.contents import StreamedContent
 
+from app.bundle import Services
 from app.http.errors import json_response
 from app.http.guards import addressed_account, query_value, signed_in
-from app.services.bundle import Services
 
 
 async def play_recording(request: Request, svc: Services, call_id: str) -> Response:

@@ -14,9 +14,9 @@ from typing import Awaitable, Callable
 
 from blacksheep import Content, Request, Response, Router
 
+from app.bundle import Services
+from app.errors import NotFound
 from app.http.bodies import read_bytes
-from app.http.errors import NotFound
-from app.services.bundle import Services
 from app.telephony.signalling import (
     CONTINUE_PATH,
     MAX_WEBHOOK_BODY,

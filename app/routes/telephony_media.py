@@ -19,7 +19,7 @@ from blacksheep import Router, WebSocket
 from blacksheep.server.websocket import WebSocketDisconnectError, WebSocketState
 
 from adapters.voice.carrier import serve_carrier_stream
-from app.services.bundle import Services
+from app.bundle import Services
 from app.telephony.signalling import MEDIA_PATH
 
 

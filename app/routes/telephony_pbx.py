@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from blacksheep import Content, Request, Response, Router
 
-from app.http.errors import Forbidden, NotFound
-from app.services.bundle import Services
+from app.bundle import Services
+from app.errors import Forbidden, NotFound
 from app.telephony.signalling import KEY_HEADER
 
 ANSWER_PATH = "/api/telephony/pbx/answer"

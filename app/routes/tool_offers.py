@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from blacksheep import Request, Response, Router
 
+from app.bundle import Services
 from app.http.bodies import Body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import administrator, signed_in
 from app.services.access import reach_of
-from app.services.bundle import Services
 from app.services.tools import spec_view
 
 

@@ -12,13 +12,14 @@ from typing import Any
 
 from blacksheep import Request, Response, Router
 
+from app.bundle import Services
+from app.errors import BadRequest
 from app.http.bodies import JsonProblem, parse_json, read_bytes, unstorable_at
-from app.http.errors import ApiError, json_response
+from app.http.errors import json_response
 from app.public_api import agent_calls, passthrough
 from app.public_api.agent_calls import AGENT_PREFIX
 from app.public_api.auth import admit, api_caller
 from app.services.access import reach_of
-from app.services.bundle import Services
 from app.services.providers import LOCAL, ModelNotFound
 from app.tables import Provider
 from core.chat_request import ChatRequestError, read_chat_request
@@ -72,13 +73,13 @@ async def _json_body(request: Request) -> Any:
     try:
         value = parse_json(raw)
     except JsonProblem as exc:
-        raise ApiError(f"We could not parse the JSON body of your request: {exc}. Send a "
-                       "JSON object.", code="malformed_json", status=400) from None
+        raise BadRequest(f"We could not parse the JSON body of your request: {exc}. Send a "
+                         "JSON object.", code="malformed_json") from None
     if (found := unstorable_at(value)) is not None:
         path, reason = found
         param = ".".join(path) or None
-        raise ApiError(f"{param or 'The body'} must not contain {reason}.",
-                       code="invalid_value", field=param, status=400)
+        raise BadRequest(f"{param or 'The body'} must not contain {reason}.",
+                         code="invalid_value", field=param)
     return value
 
 
@@ -87,7 +88,7 @@ async def chat_completions(request: Request, svc: Services) -> Response:
     try:
         chat = read_chat_request(await _json_body(request))
     except ChatRequestError as exc:
-        raise ApiError(exc.message, code=exc.code, field=exc.param, status=400) from None
+        raise BadRequest(exc.message, code=exc.code, field=exc.param) from None
     if chat.model.startswith(AGENT_PREFIX):
         return await agent_calls.answer(request, svc, identity, chat)
     resolved = await svc.providers.resolve(chat.model, identity.account_id)

@@ -12,7 +12,7 @@ from uuid import UUID
 
 from piccolo.table import Table
 
-from app.http.errors import Forbidden, NotFound
+from app.errors import Forbidden, NotFound
 from app.services.accounts import Identity
 from app.tables import Project, ProjectMember
 from core.access import Reach

@@ -19,7 +19,7 @@ import anyio.to_thread
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from app.http.errors import Conflict, NotFound, Unauthorized, Unprocessable
+from app.errors import Conflict, NotFound, Unauthorized, Unprocessable
 from app.services.audit import AuditLog
 from app.services.auth_changes import AuthChanges
 from app.services import sign_in_attempts

@@ -12,7 +12,7 @@ import re
 from typing import Any, Iterable
 from uuid import UUID
 
-from app.http.errors import ApiError, NotFound, Unprocessable
+from app.errors import NotFound, Unprocessable
 from app.services.access import owner_moves, parse_id, reach_of, require, visible
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
@@ -24,10 +24,10 @@ from core.access import Reach
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
-class AgentUnavailable(ApiError):
+class AgentUnavailable(NotFound):
     """The agent exists and is reachable but archived."""
 
-    status, code = 404, "agent_unavailable"
+    code = "agent_unavailable"
 
 
 def public_view(row: dict[str, Any], library_ids: list[UUID]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ import time
 from typing import Any
 from uuid import UUID
 
-from app.http.errors import NotFound, Unprocessable
+from app.errors import NotFound, Unprocessable
 from app.services.access import parse_id
 from app.services.accounts import Identity
 from app.services.audit import AuditLog

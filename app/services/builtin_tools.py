@@ -18,7 +18,7 @@ import datetime as dt
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from app.telephony.call_context import CallContext
+from app.services.call_context import CallContext
 from core.pipeline import ToolFailed, ToolSpec
 
 __all__ = ["BUILTIN_CALL_TOOLS", "BUILTIN_TOOLS", "CURRENT_TIME", "END_CALL", "ON_EVERY_CALL",

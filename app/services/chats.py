@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any
 from uuid import UUID
 
-from app.http.errors import Conflict, NotFound, Unprocessable
+from app.errors import Conflict, NotFound, Unprocessable
 from app.services.access import parse_id
 from app.services.pipeline import AgentProfile, Pipeline, TurnRequest, load_agent
 from app.tables import Chat, ChatMessage
@@ -135,8 +136,10 @@ class Chats:
     async def send(self, reach: Reach, chat_id: str | UUID, content: str, *,
                    source: str = "app", api_key_id: UUID | None = None,
                    policy: ToolPolicy | None = None, owner_only: bool = False,
-                   generation: GenerationOptions | None = None) -> AsyncIterator[PipelineEvent]:
+                   generation: GenerationOptions | None = None,
+                   asked_at: float | None = None) -> AsyncIterator[PipelineEvent]:
         """Store the question and return the pipeline's events for the answer.
+        ``asked_at``: when the request arrived (``time.monotonic``), for usage latency.
 
         Everything that can refuse (404, 409, 422) does so here, before the first event,
         so a route can still answer with a status. The answer is stored when the run
@@ -154,7 +157,8 @@ class Chats:
             await Chat.update({Chat.title: title}).where(Chat.id == chat["id"])
         request = TurnRequest(agent, content, reach, history, source, api_key_id,
                               policy or AppToolPolicy(),
-                              generation=generation or GenerationOptions())
+                              generation=generation or GenerationOptions(),
+                              asked_at=asked_at if asked_at is not None else time.monotonic())
         return self._answer(chat["id"], request)
 
     async def _agent_of(self, chat: dict[str, Any], reach: Reach) -> AgentProfile:

@@ -21,7 +21,7 @@ import anyio.to_thread
 from piccolo.query.functions.aggregate import Count
 
 from app import db
-from app.http.errors import NotFound, PayloadTooLarge, Unprocessable, UnsupportedMediaType
+from app.errors import NotFound, PayloadTooLarge, Unprocessable, UnsupportedMediaType
 from app.services.access import owner_moves, parse_id, reach_of, require, visible
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
@@ -37,6 +37,18 @@ TITLE_MAX = 300
 DESCRIPTION_MAX = 4000
 #: Most passages one search returns.
 SEARCH_LIMIT_MAX = 50
+#: A document's preview in a list: about two lines of its text.
+PREVIEW_CHARS = 160
+# Characters read for it: enough for the preview once runs of whitespace collapse.
+_PREVIEW_READ = 4 * PREVIEW_CHARS
+_DOCUMENTS_SQL = """
+SELECT d.id, d.library_id, d.title, d.media_type, d.size_bytes, d.created_by, d.created_at,
+       left(d.content, $2) AS head, coalesce(c.passages, 0) AS passages
+FROM document d
+LEFT JOIN (SELECT document_id, count(*) AS passages FROM chunk WHERE library_id = $1
+           GROUP BY document_id) c ON c.document_id = d.id
+WHERE d.library_id = $1 ORDER BY d.created_at DESC
+"""
 
 # Ranking weight of a document title against its passages (see _RANK_SQL).
 _TITLE_WEIGHT = 0.5
@@ -74,6 +86,14 @@ def document_view(row: dict[str, Any], *, with_content: bool = False) -> dict[st
     if with_content:
         view["content"] = row["content"]
     return view
+
+
+def indexing_view(head: str, passages: int) -> dict[str, Any]:
+    """What a list shows of a document beyond its fields: the start of its text, and
+    whether searches can find it (its passages are written with it, in one
+    transaction, so a stored document with none has no text to search)."""
+    return {"preview": documents.snippet(head, "", max_chars=PREVIEW_CHARS),
+            "passages": passages, "indexed": passages > 0}
 
 
 def passage_view(passage: Passage, query: str) -> dict[str, Any]:
@@ -237,12 +257,13 @@ class Libraries:
 
     async def list_documents(self, identity: Identity,
                              library_id: str | UUID) -> list[dict[str, Any]]:
-        """The Library's documents, newest first, without their content."""
+        """The Library's documents, newest first: without their content, but with the
+        start of it as a preview and how many searchable passages each has."""
         library = await self._library(await reach_of(identity), library_id)
-        columns = Document.all_columns(exclude=[Document.content])
-        rows = await Document.select(*columns).where(
-            Document.library_id == library["id"]).order_by(Document.created_at, ascending=False)
-        return [document_view(row) for row in rows]
+        async with db.connection() as connection:
+            rows = await connection.fetch(_DOCUMENTS_SQL, library["id"], _PREVIEW_READ)
+        return [{**document_view(dict(row)), **indexing_view(row["head"], row["passages"])}
+                for row in rows]
 
     async def get_document(self, identity: Identity, library_id: str | UUID,
                            document_id: str | UUID) -> dict[str, Any]:

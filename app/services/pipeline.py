@@ -34,17 +34,15 @@ from uuid import UUID
 import anyio
 
 from adapters.providers import ProviderClient, Timeouts, UpstreamError
-from app.diary.clock import Clock
-from app.diary.diaries import diary_zone
-from app.http.errors import NotFound
+from app.errors import NotFound
 from app.services.access import parse_id, require
+from app.services.call_context import CallContext
 from app.services.providers import ModelNotFound, Providers, ResolvedModel
 from app.services.settings import Settings
 from app.services.builtin_tools import ON_EVERY_CALL
 from app.services.tools import Tool, ToolRegistry
 from app.services.usage import Usage, UsageRecord
 from app.tables import Agent, AgentLibrary
-from app.telephony.call_context import CallContext
 from core.access import Reach
 from core.generation import GenerationOptions, cut_answer
 from core.local_model import LocalToolCall, LocalTurn, respond, word_count
@@ -91,6 +89,15 @@ class Retriever(Protocol):
                      limit: int = 6) -> list[Passage]: ...
 
 
+class CallClock(Protocol):
+    """The time a call's local model reads days and times against: the diary's clock
+    and the zone of the line owner's diary (``svc.diary.clock``)."""
+
+    def now(self) -> dt.datetime: ...
+
+    async def zone(self, account_id: UUID) -> dt.tzinfo: ...
+
+
 @dataclass(frozen=True, slots=True)
 class AgentProfile:
     """What the pipeline needs of an agent row."""
@@ -126,7 +133,10 @@ class TurnRequest:
     provider key and usage row the call is); ``history`` the kept conversation;
     ``call`` the telephone call the turn belongs to (None outside calls), handed to the
     tools that declared they want it. ``generation``: the caller's generation
-    parameters, sent with every model call of the turn."""
+    parameters, sent with every model call of the turn. ``asked_at``: when the
+    question was complete, on ``time.monotonic`` (the request arriving; on a call, the
+    end of the caller's speech): each usage row's latency counts from it, so it covers
+    the whole turn up to that model call's end, not only the model's own time."""
 
     agent: AgentProfile
     question: str
@@ -137,6 +147,7 @@ class TurnRequest:
     policy: ToolPolicy = field(default_factory=AppToolPolicy)
     call: CallContext | None = None
     generation: GenerationOptions = field(default_factory=GenerationOptions)
+    asked_at: float = field(default_factory=time.monotonic)
 
 
 @dataclass(eq=False)
@@ -198,6 +209,7 @@ class Pipeline:
 
     def __init__(self, providers: Providers, client: ProviderClient, usage: Usage,
                  tools: ToolRegistry, retriever: Retriever | None = None, *,
+                 call_clock: CallClock,
                  timeouts: Timeouts = Timeouts(connect=10.0, read=120.0), max_steps: int = 4,
                  passages: int = 6) -> None:
         self.providers = providers
@@ -208,8 +220,8 @@ class Pipeline:
         self.timeouts = timeouts
         self.max_steps = max_steps
         self.passages = passages
-        #: "now" for the local model on a call: the diary's clock
-        self.clock = Clock()
+        #: "now" for the local model on a call: the diary's clock, in the diary's zone
+        self.clock = call_clock
 
     async def run(self, request: TurnRequest) -> AsyncIterator[PipelineEvent]:
         """The events of one turn; the last is always ``Finished``."""
@@ -234,7 +246,7 @@ class Pipeline:
         tools = {tool.spec.name: tool for tool in await self.tools.for_agent(names)}
         messages = build_messages(agent.instructions, passages, request.history, request.question,
                                   json_answer=request.generation.wants_json)
-        zone = await diary_zone(request.call.account_id) \
+        zone = await self.clock.zone(request.call.account_id) \
             if model.is_local and request.call is not None else None
         return _Run(request, model, passages, tools, messages, StepBudget(self.max_steps),
                     zone=zone)
@@ -289,15 +301,16 @@ class Pipeline:
     # -- model calls ------------------------------------------------------------------
 
     def _record(self, run: _Run, started: float, outcome: str) -> UsageCounted:
+        now, request = time.monotonic(), run.request
         counted = UsageCounted(run.model.model, run.model.provider, run.reply.prompt_tokens,
-                               run.reply.completion_tokens,
-                               round((time.monotonic() - started) * 1000))
-        request = run.request
+                               run.reply.completion_tokens, round((now - started) * 1000))
         self.usage.record(UsageRecord(
             account_id=request.reach.account_id, api_key_id=request.api_key_id,
             model=counted.model, provider=counted.provider, source=request.source,
             outcome=outcome, prompt_tokens=counted.prompt_tokens,
-            completion_tokens=counted.completion_tokens, latency_ms=counted.latency_ms))
+            completion_tokens=counted.completion_tokens,
+            latency_ms=max(0, round((now - request.asked_at) * 1000)),
+            line_id=request.call.line_id if request.call is not None else None))
         run.prompt_tokens += counted.prompt_tokens
         run.completion_tokens += counted.completion_tokens
         return counted
@@ -339,7 +352,9 @@ class Pipeline:
         # On a call the local model holds the conversation: it reads the earlier turns
         # and the day in the diary's zone (core has no clock).
         now = self.clock.now().astimezone(run.zone) if run.zone is not None else None
-        decision = respond(LocalTurn(
+        # In a worker thread: reading days loads dateparser's language data on its first
+        # use (about a second), which on the event loop would stall every call's audio.
+        decision = await anyio.to_thread.run_sync(respond, LocalTurn(
             request.question, run.passages, offered, run.tool_results,
             request.history if now is not None else (), now,
             bool(request.call and request.call.caller_number)))

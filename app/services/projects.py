@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from app.http.errors import NotFound, Unprocessable
+from app.errors import NotFound, Unprocessable
 from app.services.access import parse_id, reach_of
 from app.services.accounts import Identity
 from app.services.audit import AuditLog

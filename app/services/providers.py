@@ -22,7 +22,7 @@ from uuid import UUID
 from adapters.providers import ProviderClient, Upstream, UpstreamError
 from app import db
 from app.crypto import EncryptionKeyMissing, SecretBox, key_missing
-from app.http.errors import ApiError, Conflict, NotFound, Unprocessable
+from app.errors import Conflict, NotFound, Unprocessable, UpstreamFailed
 from app.services.audit import AuditLog
 from app.tables import Provider, ProviderKey
 from core.ids import id_or_none
@@ -39,8 +39,8 @@ LIMIT 1
 """
 
 
-class ModelNotFound(ApiError):
-    status, code = 404, "model_not_found"
+class ModelNotFound(NotFound):
+    code = "model_not_found"
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,8 +177,7 @@ class Providers:
         try:
             offered = await self.client.list_models(self.upstream_of(row))
         except UpstreamError as exc:
-            raise ApiError(f"The models could not be listed: {exc}.", code="upstream_error",
-                           status=502) from None
+            raise UpstreamFailed(f"The models could not be listed: {exc}.") from None
         return await self.update(str(row["id"]), actor=actor, changes={"models": offered})
 
     async def model_names(self) -> list[str]:

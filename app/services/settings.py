@@ -11,18 +11,29 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from app.config import BootConfig
 from app.crypto import EncryptionKeyMissing, SecretBox, key_missing
 from app.db import UNAVAILABLE_ERRORS
-from app.http.errors import NotFound, Unprocessable
+from app.errors import ApiError, NotFound, Unprocessable
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
 from app.tables import RuntimeSetting
 from core import settings as registry
 from core.egress import parse_allow_hosts
 from core.settings import Access, Setting
+
+
+@dataclass(frozen=True, slots=True)
+class _Write:
+    """One checked value about to be stored; ``audit_value`` says whether the audit
+    trail may show it (not for credentials and secrets)."""
+
+    key: str
+    value: Any
+    audit_value: bool
 
 
 class Snapshot:
@@ -122,25 +133,54 @@ class Settings:
         await self.audit.record("settings.changed", actor=identity.account_id, subject=key,
                                 data={"value": value} if audit_value else {"stored": value is not None})
 
-    async def change(self, identity: Identity, key: str, value: Any) -> None:
+    def _prepared(self, identity: Identity, key: str, value: Any) -> _Write:
+        """The write ``value`` makes to ``key``, checked (and a credential sealed), or the
+        refusal: 404 for a setting this caller may not change, 422 for a bad value."""
         setting = self._writable(identity, key)
         if setting.encrypted and value is not None:
-            return await self.change_secret(identity, key, value)
+            if not isinstance(value, str) or not value:
+                raise Unprocessable(f"{key} must be a non-empty string.", field=key)
+            try:
+                return _Write(key, self.box.seal(value, key), audit_value=False)
+            except EncryptionKeyMissing:
+                raise key_missing(key) from None
         try:
             value = registry.check_runtime_value(setting, value)
         except registry.SettingError as exc:
             raise Unprocessable(exc.message, code=exc.code, field=key) from None
-        await self._store(key, value, identity, audit_value=not setting.hidden)
+        return _Write(key, value, audit_value=not setting.hidden)
+
+    async def change(self, identity: Identity, key: str, value: Any) -> None:
+        write = self._prepared(identity, key, value)
+        await self._store(write.key, write.value, identity, write.audit_value)
 
     async def change_secret(self, identity: Identity, key: str, plaintext: str) -> None:
-        setting = self._writable(identity, key)
-        if not isinstance(plaintext, str) or not plaintext:
+        if plaintext is None:
             raise Unprocessable(f"{key} must be a non-empty string.", field=key)
-        try:
-            sealed = self.box.seal(plaintext, key)
-        except EncryptionKeyMissing:
-            raise key_missing(key) from None
-        await self._store(setting.key, sealed, identity, audit_value=False)
+        await self.change(identity, key, plaintext)
+
+    async def change_many(self, identity: Identity, values: Mapping[str, Any]) -> None:
+        """Change several settings at once, or none: every value is checked first, and a
+        refusal names each bad one (``errors``, the first also as ``field``)."""
+        writes: list[_Write] = []
+        refused: list[ApiError] = []
+        for key, value in values.items():
+            try:
+                writes.append(self._prepared(identity, key, value))
+            except Unprocessable as error:
+                refused.append(error)
+        if refused:
+            raise Unprocessable(
+                refused[0].message if len(refused) == 1
+                else f"{len(refused)} settings were refused; nothing was changed.",
+                code=refused[0].code if len(refused) == 1 else "invalid_values",
+                field=refused[0].field,
+                errors=[{"field": e.field, "code": e.code, "message": e.message}
+                        for e in refused])
+        async with RuntimeSetting._meta.db.transaction():
+            for write in writes:
+                await self._store(write.key, write.value, identity, write.audit_value)
+        self.forget_cache()
 
     async def reset(self, identity: Identity, key: str) -> None:
         """Drop the runtime override so the boot value (or default) applies again."""
@@ -155,6 +195,7 @@ class Settings:
             "key": setting.key,
             "type": setting.kind.__name__,
             "description": setting.description,
+            "area": setting.area,
             "access": setting.access.value,
             "may_change": may_change(identity, setting),
             "restart_required": setting.restart or setting.access is Access.BOOT,

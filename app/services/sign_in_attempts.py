@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from app import db
-from app.http.errors import TooManyRequests
+from app.errors import TooManyRequests
 from core import throttle
 
 _LOCK = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"
@@ -32,7 +32,7 @@ _DIMENSIONS = (("email", throttle.ACCOUNT_POLICY), ("address", throttle.ADDRESS_
 def _refusal(seconds: float) -> TooManyRequests:
     wait = int(seconds) + 1
     return TooManyRequests(f"Too many failed sign-ins. Try again in {wait} seconds.",
-                           code="too_many_attempts", headers={"Retry-After": str(wait)})
+                           code="too_many_attempts", retry_after=wait)
 
 
 async def reserve(email: str, address: str) -> None:

@@ -23,7 +23,7 @@ from uuid import UUID
 
 import asyncpg
 
-from app.http.errors import Conflict, NotFound, Unprocessable
+from app.errors import Conflict, NotFound, Unprocessable
 from app.services.access import parse_id
 from app.services.audit import AuditLog
 from app.services.tools import ToolRegistry

@@ -26,12 +26,12 @@ from uuid import UUID
 
 from adapters.http_tools import HttpToolClient, HttpToolError, HttpToolRequest
 from app.crypto import EncryptionKeyMissing, SecretBox, key_missing
-from app.http.errors import Conflict, NotFound, Unprocessable
+from app.errors import Conflict, NotFound, Unprocessable
 from app.services.access import parse_id
 from app.services.audit import AuditLog
 from app.services.builtin_tools import BUILTIN_CALL_TOOLS, BUILTIN_TOOLS
+from app.services.call_context import CallContext
 from app.tables import HttpTool
-from app.telephony.call_context import CallContext
 from core.pipeline import TOOL_NAME, ToolFailed, ToolSpec, check_parameters_schema
 
 __all__ = ["CallToolHandler", "HttpTools", "Tool", "ToolHandler", "ToolRegistry",

@@ -20,7 +20,7 @@ from typing import Any
 from uuid import UUID
 
 from app import db
-from app.tables import ApiKey
+from app.tables import ApiKey, TelephonyLine
 
 log = logging.getLogger("svc.usage")
 
@@ -42,16 +42,18 @@ class UsageRecord:
     completion_tokens: int = 0
     latency_ms: int = 0
     api_key_id: UUID | None = None
+    #: the telephone line the turn was answered on (None for the app and the API)
+    line_id: UUID | None = None
 
 
 _INSERT = """
 INSERT INTO usage_event (account_id, api_key_id, model, provider, source, outcome,
-                         prompt_tokens, completion_tokens, latency_ms)
+                         prompt_tokens, completion_tokens, latency_ms, line_id)
 SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[],
-                     $7::int[], $8::int[], $9::int[])
+                     $7::int[], $8::int[], $9::int[], $10::uuid[])
 """
 _FIELDS = ("account_id", "api_key_id", "model", "provider", "source", "outcome",
-           "prompt_tokens", "completion_tokens", "latency_ms")
+           "prompt_tokens", "completion_tokens", "latency_ms", "line_id")
 
 
 class Usage:
@@ -112,13 +114,14 @@ class Usage:
 
     async def totals(self, since: dt.datetime, until: dt.datetime,
                      by: str) -> list[dict[str, Any]]:
-        """Sums per ``by`` (day, user, key, model, source, or day_source: one row per
-        day and source, the source in ``source``) for ``since <= at < until``."""
+        """Sums per ``by`` (day, user, key, line, model, source, or day_source: one row
+        per day and source, the source in ``source``) for ``since <= at < until``."""
         day = "date_trunc('day', at AT TIME ZONE 'UTC')::date::text"
         group = {
             "day": day,
             "user": "account_id::text",
             "key": "api_key_id::text",
+            "line": "line_id::text",
             "model": "model",
             "source": "source",
             "day_source": f"{day} AS bucket, source",
@@ -137,7 +140,23 @@ class Usage:
                 since, until)]
         if by == "key":
             await _name_keys(rows)
+        if by == "line":
+            await _name_lines(rows)
         return rows
+
+
+async def _name_lines(rows: list[dict[str, Any]]) -> None:
+    """Say which number and label each line has (a released line keeps its id only).
+    App and API usage has no line: ``bucket`` None."""
+    ids = [row["bucket"] for row in rows if row["bucket"] is not None]
+    lines = await TelephonyLine.select(TelephonyLine.id, TelephonyLine.e164,
+                                       TelephonyLine.label).where(
+        TelephonyLine.id.is_in(ids)) if ids else []
+    named = {str(line["id"]): line for line in lines}
+    for row in rows:
+        line = named.get(row["bucket"] or "")
+        row["line_e164"] = line["e164"] if line else None
+        row["line_label"] = line["label"] if line else None
 
 
 async def _name_keys(rows: list[dict[str, Any]]) -> None:

@@ -16,6 +16,7 @@ from app.tables.telephony import (
     TelephonyRing,
     TelephonySignatureFailure,
     TelephonyTicket,
+    TelephonyTurn,
 )
 from app.tables.platform import (
     Agent,
@@ -40,7 +41,7 @@ ALL_TABLES = (
     Agent, AgentLibrary, HttpTool, HttpToolOffer, Chat, ChatMessage, UsageEvent,
     ApiKey,
     FeatureOverride, TelephonyLine, TelephonyCall, TelephonyTicket, TelephonyRing,
-    TelephonySignatureFailure, TelephonyLease,
+    TelephonySignatureFailure, TelephonyLease, TelephonyTurn,
     NotifyTarget, NotifyOutbox, NotifyAttempt,
     Diary, DiaryClosure, Appointment, ScreeningName, Enquiry,
 )

@@ -174,6 +174,8 @@ class UsageEvent(Table, tablename="usage_event"):
     at = Timestamptz(default=TimestamptzNow())
     account_id = UUID(null=True, default=None)
     api_key_id = UUID(null=True, default=None)
+    #: the telephone line a call's turn was answered on (None: the app and the API)
+    line_id = UUID(null=True, default=None)
     model = Text()
     provider = Text()
     source = Text()

@@ -105,6 +105,19 @@ class TelephonyTicket(Table, tablename="telephony_ticket"):
     redeemed_at = Timestamptz(null=True, default=None)
 
 
+class TelephonyTurn(Table, tablename="telephony_turn"):
+    """One answered turn of a call: milliseconds from the end of the caller's speech to
+    the agent being asked, its first words, its first audio and the end of its answer."""
+
+    id = BigSerial(primary_key=True)
+    call_id = ForeignKey(references=TelephonyCall, on_delete=OnDelete.cascade)
+    at = Timestamptz(default=TimestamptzNow())
+    asked_ms = Integer()
+    first_text_ms = Integer(null=True, default=None)
+    first_audio_ms = Integer(null=True, default=None)
+    finished_ms = Integer()
+
+
 class TelephonyRing(Table, tablename="telephony_ring"):
     """One ring from a caller's number, kept a few minutes for the per-caller limit."""
 

@@ -52,15 +52,18 @@ DATABASE_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, Timeo
 VOICE_FLAGS = ("features.voice", "features.voice_live")
 MAX_CALLER_TEXT = 64
 
-_LINE = """
-SELECT l.id, l.e164, l.provider, l.enabled, l.agent_id, l.owner_user_id,
+#: A line with what its binding needs to be callable (``core.refusals.binding_refusal``);
+#: the caller adds its ``WHERE``.
+LINE_FACTS = """
+SELECT l.id, l.e164, l.provider, l.enabled, l.agent_id, l.owner_user_id, l.transfer_e164,
        a.id IS NOT NULL AND a.archived_at IS NULL AS agent_callable,
-       o.id IS NOT NULL AND o.deactivated_at IS NULL AS owner_active
+       o.id IS NOT NULL AND o.deactivated_at IS NULL AS owner_active,
+       o.role AS owner_role
 FROM telephony_line l
 LEFT JOIN agent a ON a.id = l.agent_id
 LEFT JOIN account o ON o.id = l.owner_user_id
-WHERE l.e164 = $1
 """
+_LINE = LINE_FACTS + "WHERE l.e164 = $1"
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,10 @@ the setting when the application starts, binds it (a bad address or a taken port
 logged and leaves the process not listening, which the readiness check reports), and
 serves connections in the background through ``adapters.voice.audiosocket``;
 :meth:`AudioListener.stop` closes it with the application, ending the calls on it.
+In a serving process (``collect_on_beat``) the listener also makes the process's
+garbage-collection schedule as it starts and gives it to the event loop's frame
+ticker, which every call's player joins, carrier calls included
+(``adapters.voice.collection``); it closes the schedule as it stops.
 ``ListenerState`` records the address for the settings resource and the readiness
 check.
 """
@@ -20,6 +24,8 @@ import socket
 from anyio.abc import SocketListener
 
 from adapters.voice.audiosocket import bind_audiosocket, serve_audiosockets
+from adapters.voice.collection import CollectionSchedule, NoSchedule
+from adapters.voice.pacing import frame_ticker
 from app.services.settings import Settings
 from app.telephony.admission import DATABASE_ERRORS
 from app.telephony.listener_state import ListenerState
@@ -53,18 +59,27 @@ def bind_for_workers(address: str | None) -> BoundListener | None:
 class AudioListener:
     """``bound``: in a worker of ``svc serve --workers N``, the address and the socket
     the supervisor bound at start for every worker (None when it could not bind it);
-    the worker serves that socket and binds nothing itself."""
+    the worker serves that socket and binds nothing itself. ``collect_on_beat``: run
+    the process's garbage collections on the calls' beat (a long-running server only:
+    a test process would keep what the schedule froze while it ran)."""
 
     def __init__(self, settings: Settings, state: ListenerState, voice: CallVoice,
-                 bound: BoundListener | None = None) -> None:
+                 bound: BoundListener | None = None, *, collect_on_beat: bool = False) -> None:
         self.settings = settings
         self.state = state
         self.voice = voice
         self.bound = bound
+        self.collect_on_beat = collect_on_beat
+        self.collection: CollectionSchedule | NoSchedule = NoSchedule()
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Bind ``telephony.pbx_listen`` if set and serve it in the background."""
+        if self.collect_on_beat:
+            # Before any call: every call's player joins the loop's ticker.
+            self.collection = CollectionSchedule()
+            self.collection.freeze_start_up()
+            frame_ticker().collect_with(self.collection)
         if self.bound is not None:
             await self._serve_bound(self.bound)
             return
@@ -102,3 +117,7 @@ class AudioListener:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self.state.closed()
+        if self.collect_on_beat:
+            collection, self.collection = self.collection, NoSchedule()
+            frame_ticker().collect_with(self.collection)
+            collection.close()

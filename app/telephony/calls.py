@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 from uuid import UUID
 
 from app import db
-from app.http.errors import NotFound, Unprocessable
+from app.errors import NotFound, Unprocessable
 from app.services.access import parse_id
-from app.services.listing import below, equals, listing_query
+from app.services.listing import below, equals, listing_query, where
 from core.call_outcome import CallInput, CallOutcome, OutcomeEffect, OutcomeMachine
 from core.errors import LocalProtocolError
 
@@ -36,6 +37,19 @@ id, number_id, e164, from_number, provider, carrier_call_sid, carrier_status, ow
 agent_id, chat_id, outcome, transfer_approved, recording_failed, tidied_at, started_at,
 media_started_at, ended_at
 """
+# A call with its line's label and its agent's name, as they are now (null once gone).
+_CALLS = f"""
+SELECT {_COLUMNS},
+       (SELECT l.label FROM telephony_line l WHERE l.id = c.number_id) AS line_label,
+       (SELECT a.name FROM agent a WHERE a.id = c.agent_id) AS agent_name
+FROM telephony_call c
+"""
+_TURNS = """
+SELECT asked_ms, first_text_ms, first_audio_ms, finished_ms FROM telephony_turn
+WHERE call_id = $1 ORDER BY id
+"""
+#: A caller filter: digits, with a leading + when given in full.
+_CALLER = re.compile(r"\+?[0-9]{1,15}")
 _SET_OUTCOME = """
 UPDATE telephony_call SET outcome = $2, ended_at = coalesce(ended_at, now())
 WHERE id = $1 AND outcome = $3
@@ -66,6 +80,8 @@ def call_view(row: dict[str, Any]) -> dict[str, Any]:
         "carrier_status": row["carrier_status"],
         "owner_id": text_or_none(row["owner_id"]),
         "agent_id": text_or_none(row["agent_id"]),
+        "agent_name": row["agent_name"],
+        "line_label": row["line_label"],
         "chat_id": text_or_none(row["chat_id"]),
         "outcome": row["outcome"],
         "transfer_approved": row["transfer_approved"],
@@ -76,6 +92,26 @@ def call_view(row: dict[str, Any]) -> dict[str, Any]:
         "media_started_at": iso(row["media_started_at"]),
         "ended_at": iso(row["ended_at"]),
     }
+
+
+def _seconds(ms: int | None) -> float | None:
+    return None if ms is None else ms / 1000
+
+
+def turn_view(row: dict[str, Any]) -> dict[str, Any]:
+    """One answered turn, in seconds from the end of the caller's speech."""
+    return {"asked_s": _seconds(row["asked_ms"]), "first_text_s": _seconds(row["first_text_ms"]),
+            "first_audio_s": _seconds(row["first_audio_ms"]),
+            "finished_s": _seconds(row["finished_ms"])}
+
+
+def caller_filter(text: str) -> str:
+    """The caller number to look for, spaces and dashes taken out; 422 unless digits."""
+    digits = re.sub(r"[\s().-]", "", text)
+    if not _CALLER.fullmatch(digits):
+        raise Unprocessable("caller must be a telephone number or part of one: digits, "
+                            "with a leading + for a whole number.", field="caller")
+    return digits
 
 
 def encode_cursor(row: dict[str, Any]) -> str:
@@ -99,7 +135,11 @@ class CallLog:
         self.on_end: Callable[[UUID], Awaitable[None]] | None = None
 
     async def page(self, *, number_id: str | None = None, outcome: str | None = None,
-                   before: str | None = None, limit: int = DEFAULT_PAGE) -> dict[str, Any]:
+                   before: str | None = None, limit: int = DEFAULT_PAGE,
+                   since: dt.datetime | None = None, until: dt.datetime | None = None,
+                   caller: str | None = None) -> dict[str, Any]:
+        """Newest first; ``since``/``until`` bound the start time (inclusive/exclusive),
+        ``caller`` is a number or part of one the caller's number contains."""
         if not 1 <= limit <= MAX_PAGE:
             raise Unprocessable(f"limit must be 1 to {MAX_PAGE}.", code="out_of_range",
                                 field="limit")
@@ -107,12 +147,17 @@ class CallLog:
         if outcome is not None and outcome not in OUTCOMES:
             raise Unprocessable(f"outcome must be one of {', '.join(OUTCOMES)}.",
                                 field="outcome")
+        digits = caller_filter(caller) if caller is not None else None
         page_after = (below(("started_at", "id"), decode_cursor(before))
                       if before is not None else None)
         # One row more than the page: whether it came says whether a next page exists.
         sql, args = listing_query(
-            f"SELECT {_COLUMNS} FROM telephony_call",
-            [equals("number_id", line), equals("outcome", outcome), page_after],
+            _CALLS,
+            [equals("number_id", line), equals("outcome", outcome),
+             None if since is None else where("started_at >= {}", since),
+             None if until is None else where("started_at < {}", until),
+             None if digits is None else where("strpos(from_number, {}) > 0", digits),
+             page_after],
             order_by="started_at DESC, id DESC", limit=limit + 1)
         async with db.connection() as connection:
             rows = [dict(row) for row in await connection.fetch(sql, *args)]
@@ -123,14 +168,18 @@ class CallLog:
 
     async def row(self, call_id: str | UUID) -> dict[str, Any]:
         async with db.connection() as connection:
-            row = await connection.fetchrow(f"SELECT {_COLUMNS} FROM telephony_call WHERE id = $1",
+            row = await connection.fetchrow(f"{_CALLS} WHERE id = $1",
                                             parse_id(call_id, "call"))
         if row is None:
             raise NotFound("No such call.")
         return dict(row)
 
     async def get(self, call_id: str | UUID) -> dict[str, Any]:
-        return call_view(await self.row(call_id))
+        """The call with the timings of each turn the agent answered."""
+        row = await self.row(call_id)
+        async with db.connection() as connection:
+            turns = await connection.fetch(_TURNS, row["id"])
+        return {**call_view(row), "turns": [turn_view(dict(turn)) for turn in turns]}
 
     async def apply(self, call_id: UUID, given: CallInput) -> CallOutcome:
         """Move the call's outcome by one input; returns the outcome it has afterwards."""

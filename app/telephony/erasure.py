@@ -10,7 +10,7 @@ recording or transcript; anybody else receives 404."
 The call's account is the one copied onto the call when it was answered
 (``telephony_call.owner_id``). Removing a transcript deletes the call's conversation
 (its chat and messages) and marks the call tidied away; the call stays in the log.
-The retention sweep (``app.services.retention``) uses the same two removals.
+The retention sweep (``app.retention``) uses the same two removals.
 A call still in progress keeps both until it ends (409 ``call_in_progress``): its
 conversation and its file are still being written.
 """
@@ -27,7 +27,7 @@ import anyio
 
 from adapters.recording_playback import PlayableRecording, RecordingUnreadable, open_recording
 from app import db
-from app.http.errors import Conflict, NotFound
+from app.errors import Conflict, NotFound
 from app.services.access import owner_or_admin, parse_id
 from app.services.accounts import Identity
 from app.services.audit import AuditLog

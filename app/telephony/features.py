@@ -13,7 +13,7 @@ from typing import Any
 from uuid import UUID
 
 from app import db
-from app.http.errors import NotFound
+from app.errors import NotFound
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
 from app.services.settings import Settings, Snapshot

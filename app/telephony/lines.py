@@ -21,7 +21,7 @@ from uuid import UUID
 import asyncpg
 
 from app import db
-from app.http.errors import Conflict, NotFound, Unprocessable
+from app.errors import Conflict, NotFound, Unprocessable
 from app.services.access import parse_id
 from app.services.accounts import Identity
 from app.services.audit import AuditLog

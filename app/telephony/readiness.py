@@ -32,7 +32,7 @@ from app.crypto import KEY_MISSING_MESSAGE, SecretBox
 from app.services.settings import Settings, Snapshot
 from app.telephony.settings_resource import effective_public_base, media_url, public_url
 from app.telephony.signalling import MEDIA_PATH, VOICE_PATH
-from app.voice.engines import LOCAL, synthesiser_for
+from app.telephony.speech_engines import LOCAL, synthesiser_for
 from core.refusals import SUPPORTED_SAMPLE_RATES, streaming_synthesiser_configured
 from core.host_port import InvalidHostPort, parse_host_port
 
@@ -127,7 +127,7 @@ def _unavailable_sentence(exc: SpeechUnavailable, local: bool) -> str:
 async def probe_synthesiser(snapshot: Snapshot, key: str | None) -> tuple[bool, str]:
     """``(passed, sentence)``: the engine a call would use speaks the test phrase.
 
-    The synthesiser comes from ``app.voice.engines``, as a call's does, so the check
+    The synthesiser comes from ``app.telephony.speech_engines``, as a call's does, so the check
     and the calls agree — ``local`` included, which must really speak.
     """
     url = (snapshot["voice_live.tts_stream_url"] or "").strip()

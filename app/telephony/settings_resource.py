@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from app.crypto import SecretBox, key_missing
-from app.http.errors import Unprocessable
+from app.errors import Unprocessable
 from app.services.accounts import Identity
 from app.services.settings import Settings, Snapshot
 from app.telephony.listener_state import ListenerState

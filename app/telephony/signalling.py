@@ -34,7 +34,7 @@ import hmac
 import logging
 from dataclasses import dataclass
 
-from app.http.errors import ApiError, Forbidden, TooManyRequests
+from app.errors import ApiError, Forbidden, TooManyRequests
 from app.services.audit import AuditLog
 from app.services.settings import Settings
 from app.telephony import limits
@@ -92,7 +92,7 @@ class CarrierSignalling:
         if await self._over_failure_limit(address):
             return TooManyRequests("Too many failed signatures from this address.",
                                    code="too_many_signature_failures",
-                                   headers={"Retry-After": "60"})
+                                   retry_after=60)
         try:
             await limits.record_signature_failure(address)
             await self.audit.tally("telephony.signature.rejected", address, subject=path,

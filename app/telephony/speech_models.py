@@ -29,7 +29,7 @@ from adapters.speech.line_model import LineModel, build_in_worker
 from app import db
 from app.services.settings import Settings
 from app.services.tools import ToolRegistry
-from app.voice.engines import LOCAL
+from app.telephony.speech_engines import LOCAL
 from core.speech_model import CORPUS_VERSION, LineText, line_sentences
 
 __all__ = ["LineSpeechModels", "REFRESH_SECONDS"]

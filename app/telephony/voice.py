@@ -9,7 +9,9 @@ runs the call:
 2. the speech engines, the ``voice.phone.*`` dials and the recognition rate; no
    synthesiser means the opening cannot be said: ``notice_failed`` (fail-closed);
 3. the call's conversation, kept as a chat with source ``telephone`` for the line's
-   account and linked from the call (spec: "Call outcome" — the transcript);
+   account and linked from the call (spec: "Call outcome" — the transcript), opening
+   with what the line says first; each answered turn's timings go to
+   ``telephony_turn``;
 4. the agent: the pipeline with the line's account as the identity, the call's
    ``CallContext`` and ``CallToolPolicy`` (``telephony.tool_timeout_secs``);
 5. the recording, when the line records (``adapters.recorder``); a failure marks the
@@ -24,32 +26,31 @@ runs the call:
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import aclosing
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from uuid import UUID
 
 from adapters.recorder import CallRecorder, RecordingFailed
 from adapters.speech.http import SpeechHttp
 from adapters.speech.sphinx import LocalRecogniser
-from adapters.voice.session import CallSetup, run_call
+from adapters.voice.session import CallSetup, TurnTimings, run_call
 from adapters.voice.transport import CallEngines, CallTransport
 import anyio
 
 from app import db
 from app.crypto import SecretBox
 from app.services.access import reach_of_account
+from app.services.call_context import CallContext
 from app.services.chats import Chats
-from app.services.pipeline import AgentProfile, Pipeline, TurnRequest, call_tool_policy, load_agent
+from app.services.pipeline import AgentProfile, Pipeline, call_tool_policy, load_agent
 from app.services.settings import Settings, Snapshot
-from app.telephony.call_context import CallContext
+from app.telephony.call_agent import CallAgent
 from app.telephony.calls import CallLog
 from app.telephony.limits import RedeemedCall, TicketStore
+from app.telephony.speech_engines import engines_for_calls
 from app.telephony.speech_models import LineSpeechModels
-from app.voice.engines import engines_for_calls
 from core.access import Reach
 from core.call_outcome import CallInput, CallOutcome
-from core.pipeline import CallToolPolicy, Failed, Finished, TextDelta
 from core.voice import EndCall, PhoneDials, compose_opening
 from core.withheld_numbers import is_withheld
 
@@ -57,11 +58,9 @@ __all__ = ["CallVoice", "EngineSource", "configured_engines", "phone_dials"]
 
 log = logging.getLogger("svc.telephony.voice")
 
-#: Builds the engines of one call (``app.voice.engines``); tests pass fakes.
+#: Builds the engines of one call (``app.telephony.speech_engines``); tests pass fakes.
 EngineSource = Callable[[], Awaitable[CallEngines]]
 
-#: Said when the agent could not answer a turn; the call goes on.
-NO_ANSWER_TEXT = "I am sorry, I cannot answer that just now."
 TITLE_PREFIX = "Call from "
 
 _LINE = """
@@ -72,8 +71,6 @@ WHERE l.id = $1
 _LINK_CHAT = "UPDATE telephony_call SET chat_id = $2 WHERE id = $1"
 _APPROVE_TRANSFER = "UPDATE telephony_call SET transfer_approved = true WHERE id = $1"
 _RECORDING_FAILED = "UPDATE telephony_call SET recording_failed = true WHERE id = $1"
-
-
 def phone_dials(snapshot: Snapshot) -> PhoneDials:
     """The ``voice.phone.*`` dials in force (an unset one follows ``voice.*``)."""
     return PhoneDials(
@@ -100,60 +97,6 @@ class _Line:
     record_calls: bool
     transfer_e164: str | None
     owner_is_admin: bool
-
-
-class _CallAgent:
-    """The agent of one call: each turn through the pipeline, the transcript kept."""
-
-    def __init__(self, pipeline: Pipeline, chats: Chats, chat_id: UUID, agent: AgentProfile,
-                 reach: Reach, policy: CallToolPolicy, context: CallContext,
-                 can_transfer: bool) -> None:
-        self.pipeline = pipeline
-        self.chats = chats
-        self.chat_id = chat_id
-        self.agent = agent
-        self.reach = reach
-        self.policy = policy
-        self.context = context
-        self.can_transfer = can_transfer
-        self.history: list[dict[str, str]] = []
-
-    async def answer(self, transcript: str) -> AsyncIterator[str]:
-        await self.chats.append(self.chat_id, "user", transcript)
-        request = TurnRequest(self.agent, transcript, self.reach, list(self.history),
-                              "telephone", None, self.policy, call=self.context)
-        self.history.append({"role": "user", "content": transcript})
-        finished: Finished | None = None
-        spoken = False
-        async with aclosing(self.pipeline.run(request)) as events:
-            async for event in events:
-                if isinstance(event, TextDelta) and event.text:
-                    spoken = True
-                    yield event.text
-                elif isinstance(event, Failed):
-                    log.warning("agent turn failed on a call: %s", event.message)
-                elif isinstance(event, Finished):
-                    finished = event
-        text = finished.text if finished is not None and finished.finish_reason != "error" else ""
-        if not spoken and self.ending() is None:
-            # Silence would leave the caller wondering; a call the agent is ending (or
-            # putting through) needs no apology.
-            text = NO_ANSWER_TEXT
-            yield text
-        if text:
-            await self.chats.append(self.chat_id, "assistant", text,
-                                    finished.citations if finished is not None else ())
-            self.history.append({"role": "assistant", "content": text})
-
-    def ending(self) -> CallInput | None:
-        # spec: "Screening list" — a transfer only once the gate let it through, and
-        # only to a number the line has.
-        context = self.context
-        if context.transfer_requested and context.transfer_allowed and self.can_transfer:
-            return CallInput.TRANSFERRED
-        if context.end_requested:
-            return CallInput.SERVICE_HUNG_UP
-        return None
 
 
 class CallVoice:
@@ -221,7 +164,7 @@ class CallVoice:
                 with anyio.CancelScope(shield=True):
                     await record(EndCall(CallInput.MEDIA_LOST, hang_up=False))
 
-    async def _prepare(self, call: RedeemedCall) -> tuple[CallEngines, _CallAgent, CallSetup, bool]:
+    async def _prepare(self, call: RedeemedCall) -> tuple[CallEngines, CallAgent, CallSetup, bool]:
         line = await self._line(call.number_id)
         if line is None or call.agent_id is None or call.owner_id is None:
             raise LookupError("the line or its binding went between answer and audio")
@@ -229,14 +172,14 @@ class CallVoice:
         engines = await self._tuned(await self.engines(), call.agent_id)
         reach = await reach_of_account(call.owner_id, line.owner_is_admin)
         agent = await load_agent(call.agent_id, reach)
-        chat_id = await self._open_transcript(call, agent, reach)
+        opening = compose_opening(line.greeting, line.notice, recording=line.record_calls)
+        chat_id = await self._open_transcript(call, agent, reach, opening)
         context = CallContext(call.call_id, line.id, call.owner_id,
                               _callers_number(call.from_number))
-        call_agent = _CallAgent(self.pipeline, self.chats, chat_id, agent, reach,
+        call_agent = CallAgent(self.pipeline, self.chats, chat_id, agent, reach,
                                 await call_tool_policy(self.settings), context,
                                 bool(line.transfer_e164))
-        setup = CallSetup(compose_opening(line.greeting, line.notice, recording=line.record_calls),
-                          phone_dials(snapshot), snapshot["voice_live.stt_sample_rate"])
+        setup = CallSetup(opening, phone_dials(snapshot), snapshot["voice_live.stt_sample_rate"])
         return engines, call_agent, setup, line.record_calls
 
     async def _tuned(self, engines: CallEngines, agent_id: UUID) -> CallEngines:
@@ -257,9 +200,12 @@ class CallVoice:
                      row["transfer_e164"], row["owner_role"] in ("admin", "superadmin"))
 
     async def _open_transcript(self, call: RedeemedCall, agent: AgentProfile,
-                               reach: Reach) -> UUID:
+                               reach: Reach, opening: str) -> UUID:
         chat = await self.chats.create(reach, agent.id, source="telephone",
                                        title=f"{TITLE_PREFIX}{call.from_number}"[:200])
+        # The transcript reads as the call went: the line's opening first. It is not in
+        # the agent's history, which holds the caller's turns and its own answers.
+        await self.chats.append(chat["id"], "assistant", opening)
         async with db.connection() as connection:
             await connection.execute(_LINK_CHAT, call.call_id, chat["id"])
         return chat["id"]

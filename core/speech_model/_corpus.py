@@ -1,9 +1,11 @@
 """The sentences of one line's language model.
 
-Four sources, in the proportions a caller's speech has them: what the line knows (the
+Five sources, in the proportions a caller's speech has them: what the line knows (the
 agent's instructions and its Libraries' text), how callers ask for what its call tools
-do (booking, changing, cancelling, messages, a person), numbers, dates and times, and
-a small conversational set (greetings, yes and no, thanks, goodbye). The fixed sets
+do (booking, changing, cancelling, messages, a person), numbers, dates and times,
+callers' names (every booking and message asks for one, and a name the model lacks
+cannot be heard at all), and a small conversational set (greetings, yes and no,
+thanks, goodbye). The fixed sets
 are repeated so that a long Library does not drown the words every call needs.
 """
 
@@ -19,7 +21,7 @@ from ._words import spoken_sentences
 __all__ = ["CORPUS_VERSION", "LineText", "line_sentences"]
 
 #: Part of every model's fingerprint: a change here rebuilds every line's model.
-CORPUS_VERSION = 1
+CORPUS_VERSION = 2
 
 #: How often each fixed sentence counts against one sentence of the line's own text.
 _FIXED_WEIGHT = 3
@@ -63,6 +65,23 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
 _PARTS_OF_DAY = ("morning", "afternoon", "evening", "lunchtime")
 
 
+#: Common given names and surnames of English-speaking callers, all in the bundled
+#: pronouncing dictionary. Names outside the list are still guessed from the sounds.
+_GIVEN_NAMES = """
+john james david michael peter paul mark andrew richard robert thomas william george
+daniel chris matthew simon stephen tom jack harry oliver sam ben adam alan brian tony
+mary sarah jane anne emma susan helen karen linda lisa claire laura rachel kate
+emily sophie lucy amy hannah jessica rebecca louise alice elizabeth margaret ruth
+"""
+_SURNAMES = """
+smith jones williams taylor brown davies evans wilson thomas johnson roberts walker
+wright robinson thompson white hughes edwards green hall wood harris lewis martin
+jackson clarke clark turner hill scott cooper morris ward moore king watson baker
+harrison morgan patel young allen mitchell anderson lee bell parker davis miller
+"""
+_NAME_LEADS = ("my name is", "it's", "this is", "i'm")
+
+
 @dataclass(frozen=True, slots=True)
 class LineText:
     """What one line's agent knows: its instructions, its Libraries' text (one string
@@ -101,6 +120,19 @@ def _numbers() -> list[str]:
     return sentences
 
 
+def _names() -> list[str]:
+    """Names as callers give them: alone, in full, after "my name is"; each surname
+    after several given names, so no pair is favoured much over another."""
+    given, surnames = _GIVEN_NAMES.split(), _SURNAMES.split()
+    sentences = given + surnames
+    for shift in range(3):
+        for index, first in enumerate(given):
+            last = surnames[(index * 7 + shift * 13) % len(surnames)]
+            lead = _NAME_LEADS[(index + shift) % len(_NAME_LEADS)]
+            sentences += [f"{first} {last}", f"{lead} {first} {last}"]
+    return sentences
+
+
 def _from_text(texts: Iterable[str]) -> list[str]:
     return [s for text in texts for s in spoken_sentences(text)]
 
@@ -108,6 +140,6 @@ def _from_text(texts: Iterable[str]) -> list[str]:
 def line_sentences(line: LineText) -> list[str]:
     """The sentences of ``line``'s language model, in a stable order."""
     fixed = (spoken_sentences(_CONVERSATION) + spoken_sentences(_CALL_TOOLS)
-             + _from_text(_dates_and_times()) + _from_text(_numbers()))
+             + _from_text(_dates_and_times()) + _from_text(_numbers()) + _names())
     own = _from_text([line.instructions, *line.library_texts, *line.tool_descriptions])
     return fixed * _FIXED_WEIGHT + own

@@ -16,7 +16,7 @@ import pytest
 from adapters.voice import collection
 from adapters.voice.collection import (GROWTH_AT_LEAST, IDLE_SWEEP_GAP_SECONDS, MIDDLE_EVERY,
                                        OLD_EVERY, POSTPONED_AT_MOST, CollectionSchedule,
-                                       generation_due, resident_bytes, sweep_due)
+                                       NoSchedule, generation_due, resident_bytes, sweep_due)
 from adapters.voice.pacing import FrameTicker
 
 pytestmark = pytest.mark.anyio
@@ -53,17 +53,19 @@ def churn() -> None:
 
 
 @pytest.fixture
-def collector():
-    """The collector's state as the test found it, restored after."""
-    enabled, thresholds = gc.isenabled(), gc.get_threshold()
+def schedules():
+    """``schedules()`` makes a schedule for the test; each is closed after it, which
+    gives collection back to CPython as the test found it."""
+    made: list[CollectionSchedule] = []
+
+    def make() -> CollectionSchedule:
+        made.append(CollectionSchedule())
+        return made[-1]
+
     gc.collect()
-    yield
-    gc.unfreeze()
-    gc.set_threshold(*thresholds)
-    if enabled:
-        gc.enable()
-    else:
-        gc.disable()
+    yield make
+    for schedule in made:
+        schedule.close()
 
 
 async def until(condition: Callable[[], bool]) -> None:
@@ -140,14 +142,17 @@ def test_the_resident_memory_is_read_on_linux():
 
 @pytest.mark.parametrize("enabled_before", [True, False])
 async def test_automatic_collection_is_off_while_a_ticker_plays_and_as_before_after(
-        collector, enabled_before):
+        schedules, enabled_before):
     (gc.enable if enabled_before else gc.disable)()
-    schedule = CollectionSchedule()
-    ticker = playing(schedule, Member(5))
-    assert schedule.playing and not gc.isenabled()
-    await until(lambda: not schedule.playing)
-    assert gc.isenabled() is enabled_before
-    assert ticker.rings == 5
+    try:
+        schedule = schedules()
+        ticker = playing(schedule, Member(5))
+        assert schedule.playing and not gc.isenabled()
+        await until(lambda: not schedule.playing)
+        assert gc.isenabled() is enabled_before
+        assert ticker.rings == 5
+    finally:
+        gc.enable()  # as every test finds it
 
 
 @pytest.fixture
@@ -159,8 +164,8 @@ def quick_beat(monkeypatch):
     monkeypatch.setattr(collection, "SLACK_KEPT", float("-inf"))
 
 
-async def test_what_a_slot_allocated_is_collected_after_its_ring(collector, quick_beat):
-    schedule = CollectionSchedule()
+async def test_what_a_slot_allocated_is_collected_after_its_ring(schedules, quick_beat):
+    schedule = schedules()
     garbage: list[weakref.ref] = []
     gone_by_next_tick: list[bool] = []
 
@@ -175,8 +180,9 @@ async def test_what_a_slot_allocated_is_collected_after_its_ring(collector, quic
     assert schedule.stats.collections == [5, 2, 2]  # rings 1-9: old at 4 and 8
 
 
-async def test_the_old_generation_is_frozen_after_each_old_collection(collector, quick_beat):
-    schedule = CollectionSchedule()
+async def test_the_old_generation_is_frozen_after_each_old_collection(
+        schedules, quick_beat):
+    schedule = schedules()
     frozen_before = gc.get_freeze_count()
     survivors = []
     old_at_tick: list[tuple[int, int]] = []  # (old collections so far, old objects)
@@ -207,8 +213,8 @@ async def garbage_frozen_while_playing(
 
 
 async def test_garbage_frozen_while_a_call_played_is_swept_once_nothing_plays(
-        collector, quick_beat):
-    schedule = CollectionSchedule()
+        schedules, quick_beat):
+    schedule = schedules()
     gone, member, ticker = await garbage_frozen_while_playing(schedule)
     gc.collect()
     assert gone() is not None  # frozen: no collection reaches it
@@ -219,8 +225,8 @@ async def test_garbage_frozen_while_a_call_played_is_swept_once_nothing_plays(
 
 
 def test_a_collection_that_would_not_fit_in_the_rest_of_the_slot_waits_a_few_rings(
-        collector):
-    schedule = CollectionSchedule()
+        schedules):
+    schedule = schedules()
     ticker = object()
     schedule.hold(ticker)
     try:
@@ -240,8 +246,9 @@ def test_a_collection_that_would_not_fit_in_the_rest_of_the_slot_waits_a_few_rin
     assert gc.isenabled()
 
 
-async def test_while_playing_ended_calls_wait_for_the_next_sweep(collector, quick_beat):
-    schedule = CollectionSchedule()
+async def test_while_playing_ended_calls_wait_for_the_next_sweep(
+        schedules, quick_beat):
+    schedule = schedules()
     still_playing, ended = Member(1_000_000, churn), Member(1_000_000)
     ticker = playing(schedule, still_playing, ended)
     cycle = Cycle()
@@ -257,8 +264,8 @@ async def test_while_playing_ended_calls_wait_for_the_next_sweep(collector, quic
 
 
 async def test_a_ticker_driven_by_a_task_holds_and_releases_collection_the_same_way(
-        collector):
-    schedule = CollectionSchedule()
+        schedules):
+    schedule = schedules()
     ticker = FrameTicker(driven=True, collection=schedule)
     ticker.join(Member(4))
     async with anyio.create_task_group() as tasks:
@@ -272,10 +279,10 @@ async def test_a_ticker_driven_by_a_task_holds_and_releases_collection_the_same_
 
 
 async def test_a_process_whose_memory_doubled_is_swept_while_playing_and_it_is_logged(
-        collector, quick_beat, monkeypatch, caplog):
+        schedules, quick_beat, monkeypatch, caplog):
     resident = [GROWTH_AT_LEAST]
     monkeypatch.setattr(collection, "resident_bytes", lambda: resident[0])
-    schedule = CollectionSchedule()
+    schedule = schedules()
     gone, member, ticker = await garbage_frozen_while_playing(schedule)
     old = schedule.stats.collections[2]
     await until(lambda: schedule.stats.collections[2] >= old + 1)
@@ -291,8 +298,8 @@ async def test_a_process_whose_memory_doubled_is_swept_while_playing_and_it_is_l
 
 
 async def test_calls_that_end_after_their_last_ring_are_swept_once_as_they_leave(
-        collector):
-    schedule = CollectionSchedule()
+        schedules):
+    schedule = schedules()
     calls = [Member(2) for _ in range(3)]
     ticker = playing(schedule, *calls)
     await until(lambda: not schedule.playing)  # played out: the ring released it
@@ -300,3 +307,49 @@ async def test_calls_that_end_after_their_last_ring_are_swept_once_as_they_leave
     for call in calls:  # then the calls end, all at once
         ticker.leave(call)
     assert schedule.stats.sweeps == 1
+
+
+# -- who holds what, and giving collection back
+
+
+async def test_a_ticker_given_no_schedule_leaves_collection_to_cpython():
+    ticker = FrameTicker()
+    ticker.join(Member(3))
+    ticker.wake()
+    assert isinstance(ticker.collection, NoSchedule)
+    assert gc.isenabled()
+    await until(lambda: ticker.rings == 3)
+    assert gc.isenabled()
+
+
+async def test_closing_a_schedule_gives_collection_back_even_while_a_ticker_plays(
+        schedules, quick_beat):
+    schedule = schedules()
+    member = Member(1_000_000, churn)
+    ticker = playing(schedule, member)
+    await until(lambda: schedule.stats.collections[2] >= 1)
+    assert gc.get_freeze_count() > 0 and not gc.isenabled()
+    schedule.close()
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+    collections, rings = list(schedule.stats.collections), ticker.rings
+    await until(lambda: ticker.rings >= rings + 8)  # two old collections' worth
+    assert schedule.stats.collections == collections  # it does nothing any more
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+    ticker.leave(member)
+    assert schedule.stats.sweeps == 0
+
+
+async def test_a_schedule_given_to_a_playing_ticker_takes_over_from_the_one_it_held(
+        schedules):
+    before, after = schedules(), schedules()
+    member = Member(1_000_000)
+    ticker = playing(before, member)
+    assert before.playing and not gc.isenabled()
+    ticker.collect_with(after)
+    assert not before.playing and after.playing and after.players == 1
+    assert not gc.isenabled()  # still off: the new schedule holds it
+    rings = after.stats.collections[0]
+    await until(lambda: after.stats.collections[0] > rings)
+    ticker.leave(member)
+    await until(lambda: not after.playing)
+    assert gc.isenabled()

@@ -99,17 +99,19 @@ class RelayedCall:
         self.ending: list[str] = []
         self.done = anyio.Event()
         self.peer: anyio.abc.SocketStream | None = None
+        self.writes_at_once = False  # the transport's fast paths, over a frame stream
 
     async def handle(self, stream: FrameStream) -> None:
         from adapters.voice.audiosocket import AudioSocketTransport
-        from adapters.voice.transport import TransportBroken, relay_audio
+        from adapters.voice.transport import TransportBroken
         from core.audiosocket import AudioSocketConnection
 
         connection = AudioSocketConnection()
         connection.receive_data(await stream.receive())  # the identifier, maybe audio
         transport = AudioSocketTransport(stream, connection, connection.events_received()[1:])
+        self.writes_at_once = transport.frame_writer() is not None
         try:
-            await relay_audio(transport, self.heard.append)
+            await transport.relay(self.heard.append)
             self.ending.append(f"hung up after {len(self.heard)} frames")
         except TransportBroken:
             self.ending.append(f"broken after {len(self.heard)} frames")
@@ -160,3 +162,4 @@ async def test_relayed_caller_audio_comes_before_the_hangup_that_follows_it():
         await call.peer.aclose()
     assert call.heard == [bytes([n]) * 320 for n in range(5)]
     assert call.ending == ["hung up after 5 frames"]
+    assert call.writes_at_once

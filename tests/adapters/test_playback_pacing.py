@@ -17,7 +17,7 @@ import pytest
 from adapters.voice import playback
 from adapters.voice.pacing import FrameTicker, frame_ticker
 from adapters.voice.playback import QUEUE_FRAMES, Player
-from adapters.voice.transport import TransportBroken
+from adapters.voice.transport import CallTransport, TransportBroken
 
 pytestmark = pytest.mark.anyio
 
@@ -26,7 +26,7 @@ def frame(number: int) -> bytes:
     return number.to_bytes(2, "little") * 160
 
 
-class SlotTransport:
+class SlotTransport(CallTransport):
     """Logs what the player did, each frame with the ticker's slot it went out in."""
 
     def __init__(self, name: str, log: list, writes_at_once: bool = True) -> None:

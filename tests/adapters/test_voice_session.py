@@ -120,6 +120,24 @@ async def test_a_turn_is_recognised_at_the_recognition_rate_answered_and_spoken(
     assert call.transport.count("frame") == frames_for(OPENING) + frames_for(answer)
 
 
+async def test_each_answered_turn_is_timed_from_the_end_of_the_callers_speech():
+    async def script(call: Call) -> None:
+        await call.opening_played()
+        await call.caller.say(0.4)
+        await call.transport.until(lambda: call.transport.count("end_of_speech") >= 2)
+        await call.hang_up()
+
+    call = Call(FakeEngines(recogniser=FakeRecogniser(["when do you open"])),
+                FakeAgent(answers=["We open at nine."]))
+    await call.run(script)
+    [timings] = call.agent.timings
+    # Silence had to last the dials' threshold and the turn be recognised before the
+    # agent was asked; the agent is told how long that took, and the steps come in order.
+    [waited] = call.agent.waits
+    assert waited == timings.asked
+    assert 0 <= timings.asked <= timings.first_text <= timings.first_audio <= timings.finished
+
+
 def voice_call(dbfs: float, **kwargs) -> Call:
     call = Call(**kwargs)
     call.caller = Voice(call.transport.to_session.send, dbfs)

@@ -13,8 +13,8 @@ import anyio
 import pytest
 
 from adapters.voice.audiosocket import AudioSocketTransport, serve_audiosocket
-from adapters.voice.carrier import CarrierTransport, serve_carrier_stream
-from adapters.voice.transport import TransportBroken
+from adapters.voice.carrier import PLAYOUT_LEAD_FRAMES, CarrierTransport, serve_carrier_stream
+from adapters.voice.transport import CallTransport, TransportBroken
 from core.audiosocket import AudioSocketConnection
 from core.carrier_media import CarrierConnection
 from kernels.ulaw import lin2ulaw
@@ -440,3 +440,51 @@ async def test_a_failing_carrier_call_closes_its_stream_and_says_nothing_more():
 
     await serve_carrier_stream(peer, redeem, None)  # type: ignore[arg-type]
     assert peer.sent == [] and peer.closed_with == 1008
+
+
+# -- what each transport declares of its fast paths
+
+
+async def test_the_carrier_declares_its_lead_and_keeps_the_plain_relay_and_sending():
+    peer = TextPeer([
+        json.dumps({"event": "media", "streamSid": "MZ1", "media": {
+            "track": "inbound", "chunk": "1", "timestamp": "20", "payload": "/w=="}}),
+        json.dumps({"event": "dtmf", "streamSid": "MZ1",
+                    "dtmf": {"track": "inbound_track", "digit": "7"}}),
+        json.dumps({"event": "stop", "streamSid": "MZ1",
+                    "stop": {"accountSid": "AC1", "callSid": "CA1"}}),
+    ])
+    transport = carrier(peer)
+    assert isinstance(transport, CallTransport)
+    assert transport.lead_frames == PLAYOUT_LEAD_FRAMES and not transport.keeps_line_busy
+    assert transport.frame_writer() is None  # the player's task awaits send_frame
+    heard: list[bytes | str] = []
+    await transport.relay(heard.append, heard.append)  # read with receive, to the stop
+    assert heard == [b"\x00\x00", "7"]
+
+
+async def test_audiosocket_over_a_plain_stream_keeps_the_plain_relay_and_sending():
+    audio = HEADER.pack(0x10, 320) + FRAME
+    stream = RecordingStream([audio + HEADER.pack(0x03, 1) + b"#", audio])
+    transport = AudioSocketTransport(stream, introduced())
+    assert isinstance(transport, CallTransport) and transport.keeps_line_busy
+    assert transport.lead_frames == 0
+    assert transport.frame_writer() is None  # only a frame stream writes without waiting
+    heard: list[bytes | str] = []
+    await transport.relay(heard.append, heard.append)  # read with receive, to the close
+    assert heard == [FRAME, "#", FRAME]
+
+
+def test_a_transport_must_answer_every_call_a_session_makes():
+    class Mute(CallTransport):
+        async def receive(self) -> None:
+            return None
+
+        async def send_frame(self, pcm: bytes) -> None: ...
+
+        async def end_of_speech(self, utterance: int) -> None: ...
+
+        async def stop_playback(self) -> None: ...
+
+    with pytest.raises(TypeError, match="hang_up"):
+        Mute()  # type: ignore[abstract]

@@ -72,7 +72,7 @@ async def test_permission_gate_uses_grants_and_admins_hold_all(services):
 async def test_owner_or_admin_answers_404_to_everyone_else():
     import uuid
 
-    from app.http.errors import NotFound
+    from app.errors import NotFound
     from app.http.guards import owner_or_admin
     from app.services.accounts import Identity
 

@@ -49,7 +49,7 @@ async def test_agent_lifecycle_create_read_update_archive(api, services):
 
 
 async def test_an_archived_agent_cannot_be_called(api, services):
-    from app.http.errors import ApiError
+    from app.errors import ApiError
     from app.services.access import reach_of
 
     ann = await api.as_new_user(services, "ann@example.org")

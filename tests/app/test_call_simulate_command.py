@@ -97,3 +97,25 @@ def test_text_is_said_with_the_local_synthesiser(tmp_path, capsys):
     assert 'caller' in out and '"What are your opening hours on Monday?"' in out
     # The line heard the speech as speech: it answered it.
     assert line.caller_frames and sum(row.startswith("line ") for row in out.splitlines()) == 2
+
+
+@pytest.mark.parametrize("given, voice", [([], "en-us+f2"), (["--voice", "en-gb"], "en-gb")])
+def test_the_caller_speaks_in_its_own_voice(given, voice, monkeypatch, capsys):
+    from adapters.speech import SpeechUnavailable, local
+
+    asked = []
+
+    class Refusing:
+        sample_rate = 16000
+
+        def __init__(self, voice: str) -> None:
+            asked.append(voice)
+
+        async def stream(self, text):
+            raise SpeechUnavailable("is switched off here", engine="test")
+            yield b""
+
+    monkeypatch.setattr(local, "LocalSynthesiser", Refusing)
+    code = main(["call", "simulate", "--via", "pbx", "--to", "+441632960001",
+                 "--audiosocket", "127.0.0.1:9", "--secret", "s", "--say", "Hello", *given])
+    assert code == 69 and asked == [voice]

@@ -213,8 +213,10 @@ async def test_pbx_call_over_the_listener_bound_at_start(api, services):
     assert chat["source"] == "telephone" and str(chat["owner_id"]) == found.owner_id
     messages = await ChatMessage.select().where(ChatMessage.chat_id == chat["id"]).order_by(
         ChatMessage.id)
-    assert [m["role"] for m in messages] == ["user", "assistant"]
-    assert messages[0]["content"] == "hello"
+    # The opening the line said, the caller's turn, the answer.
+    assert [m["role"] for m in messages] == ["assistant", "user", "assistant"]
+    assert messages[0]["content"] == engines.synthesiser.spoken[0]
+    assert messages[1]["content"] == "hello"
 
 
 async def closed_without_a_word(stream) -> None:
@@ -257,7 +259,11 @@ async def test_pbx_opening_that_cannot_be_said_ends_with_our_hangup_notice_faile
     found = await voice_deployment(
         api, services, provider="pbx", engines=FakeEngines(synthesiser=FakeSynthesiser(down=True)))
     identifier, asterisk = await heard_until_closed(found, 10)
-    assert asterisk.frames() == [(0x00, b"")]  # our hangup, then the socket closed
+    *before, last = asterisk.frames()
+    assert last == (0x00, b"")  # our hangup, then the socket closed
+    # Nothing was said: at most the silence that keeps Asterisk's line fed while the
+    # synthesiser was failing.
+    assert all(kind == 0x10 and not payload.strip(b"\x00") for kind, payload in before)
     call = await TelephonyCall.select().first()
     assert call["outcome"] == "notice_failed"
     after = await api.get("/api/telephony/pbx/continue", headers=KEY, params={"call": identifier})

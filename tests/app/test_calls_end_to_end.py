@@ -35,7 +35,7 @@ from adapters.call_simulator import (
     ring_pbx,
     transcribe,
 )
-from app.tables import TelephonyCall
+from app.tables import TelephonyCall, UsageEvent
 from tests.app.test_telephony_setup import CREDENTIAL, PUBLIC, SHARED_SECRET, deployment
 from tests.fakes.coded_speech import CodedRecogniser, CodedSynthesiser, normalise
 from tests.support.http import running_app
@@ -111,9 +111,9 @@ class Line:
 @pytest.fixture(scope="module")
 async def line(postgres, tmp_path_factory):
     from app import db
+    from app.bundle import Services
     from app.config import BootConfig
-    from app.services.bundle import Services
-    from app.voice.engines import CallEngines
+    from app.telephony.speech_engines import CallEngines
 
     dsn = await postgres.clone_template(f"svc_e2e_calls_{os.getpid()}")
     db.use_database(dsn)
@@ -201,7 +201,10 @@ async def test_the_opening_is_heard_whole_and_speech_over_it_is_ignored(line, vi
     assert report.answered and report.ended_by == "caller", report
     assert [reply.transcript for reply in report.replies] == [_opening(via == "pbx")]
     call = await line.call_row()
-    assert [m["role"] for m in await line.conversation(call)] == []
+    # The transcript holds the opening, as the line said it, and nothing the caller
+    # said over it.
+    said = [(m["role"], normalise(m["content"])) for m in await line.conversation(call)]
+    assert said == [("assistant", _opening(via == "pbx"))]
 
 
 async def test_a_question_is_answered_from_the_agents_library(line):
@@ -213,7 +216,17 @@ async def test_a_question_is_answered_from_the_agents_library(line):
     assert report.timings[0].latency_ms is not None
     call = await line.call_row()
     said = [m["content"] for m in await line.conversation(call) if m["role"] == "assistant"]
-    assert normalise(said[0]).startswith(answer[:40])
+    assert normalise(said[0]) == _opening(True)
+    assert normalise(said[1]).startswith(answer[:40])
+    # The answered turn is timed, and its usage counts from the end of the caller's
+    # speech: past the moment the agent was asked.
+    view = (await line.client.get(f"/api/admin/telephony/calls/{call['id']}",
+                                  headers=line.setup.manager)).json()
+    [timed] = view["turns"]
+    assert timed["first_audio_s"] is not None and timed["finished_s"] >= timed["first_audio_s"]
+    await line.services.usage.drain()
+    used = await UsageEvent.select().where(UsageEvent.line_id == call["number_id"])
+    assert used and max(row["latency_ms"] for row in used) >= timed["asked_s"] * 1000
     recording = os.path.join(line.services.boot["storage.recordings_dir"], f"{call['id']}.wav")
     info = soundfile.info(recording)
     assert (info.channels, info.samplerate, info.subtype) == (2, 8000, "ULAW")
@@ -268,8 +281,9 @@ async def test_keys_pressed_reach_the_agent_and_the_transcript(line, via):
     assert report.ended_by == "caller" and len(report.replies) == 2, report
     call = await line.call_row()
     said = [(m["role"], m["content"]) for m in await line.conversation(call)]
-    assert said[0] == ("user", "Digits pressed: 4711")
-    assert said[1][0] == "assistant"
+    assert said[0][0] == "assistant"  # the opening
+    assert said[1] == ("user", "Digits pressed: 4711")
+    assert said[2][0] == "assistant"
 
 
 async def test_an_event_the_carrier_adds_later_changes_nothing(line):

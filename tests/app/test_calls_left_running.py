@@ -118,7 +118,7 @@ async def test_a_call_whose_end_met_a_stopped_database_ends_dropped(rig: Rig):
     synthesiser, recogniser = CodedSynthesiser(), CodedRecogniser()
 
     async def instant_engines():
-        from app.voice.engines import CallEngines
+        from app.telephony.speech_engines import CallEngines
 
         return CallEngines(synthesiser=synthesiser, recogniser=recogniser)
 

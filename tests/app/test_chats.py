@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from app.http.errors import NotFound
+from app.errors import NotFound
 from app.services.access import reach_of_account
 from app.tables import Agent, Chat, UsageEvent
 from tests.app.test_pipeline import add_agent, add_fake_provider

@@ -71,7 +71,7 @@ class Rig:
 
 @pytest.fixture
 async def rig(tmp_path, boot):
-    from app.services.bundle import Services
+    from app.bundle import Services
 
     server = EmbeddedPostgres(tmp_path / "own-pg")
     db.use_database(await anyio.to_thread.run_sync(server.start))

@@ -161,6 +161,23 @@ async def test_a_closure_needs_a_real_date(api, owner, closed_on):
     assert (await api.get("/api/diary", headers=owner)).json()["closures"] == []
 
 
+async def test_a_closure_in_the_past_of_the_diarys_calendar_is_refused(api, owner):
+    await put_diary(api, owner)  # London: NOW is the morning of 2027-03-02 there
+    refused = await api.post("/api/diary/closures", headers=owner,
+                             json={"closed_on": "2027-03-01", "note": "Yesterday"})
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"] == {
+        "code": "in_the_past", "field": "closed_on",
+        "message": "closed_on must be today (2027-03-02) or later."}
+    assert (await api.get("/api/diary", headers=owner)).json()["closures"] == []
+    today = await api.post("/api/diary/closures", headers=owner, json={"closed_on": "2027-03-02"})
+    assert today.status_code == 201
+    # In Honolulu it is still the evening of 2027-03-01: that day may yet be closed.
+    await put_diary(api, owner, timezone="Pacific/Honolulu")
+    there = await api.post("/api/diary/closures", headers=owner, json={"closed_on": "2027-03-01"})
+    assert there.status_code == 201, there.text
+
+
 # -- appointments
 
 
@@ -407,7 +424,7 @@ async def test_six_simultaneous_moves_into_one_slot_leave_exactly_one(api, owner
 
 
 async def test_a_cancelled_appointment_cannot_be_moved(api, owner, services):
-    from app.http.errors import NotFound
+    from app.errors import NotFound
 
     await put_diary(api, owner)
     booked = (await book(api, owner, "2027-03-03T10:00:00Z")).json()

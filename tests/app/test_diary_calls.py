@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from app.services.call_context import CallContext
 from app.tables import Appointment, Enquiry, NotifyOutbox, TelephonyCall
-from app.telephony.call_context import CallContext
 from core.pipeline import CallToolPolicy, ToolFinished, ToolStatus
 from tests.app.test_diary_api import LONDON_DIARY, NOW
 from tests.app.test_pipeline import add_agent, only, turn

@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from app.services.builtin_tools import END_CALL, ON_EVERY_CALL, end_call
-from app.telephony.call_context import CallContext
+from app.services.call_context import CallContext
 from core.pipeline import ToolFailed
 
 pytestmark = pytest.mark.anyio

@@ -96,7 +96,7 @@ def test_bound_to_every_interface_any_address_literal_is_ours():
 
 
 async def test_the_application_refuses_sign_in_on_a_foreign_host(database, encryption_key):
-    from app.services.bundle import Services
+    from app.bundle import Services
     from tests.support.http import running_app
 
     services = Services.build(BootConfig({"message_encryption_key": encryption_key}))

@@ -195,6 +195,20 @@ async def test_documents_are_listed_without_content_and_read_with_it(api, ann):
         "document_count"] == 1
 
 
+async def test_the_list_shows_each_documents_preview_and_that_it_is_indexed(api, ann):
+    library = await new_library(api, ann)
+    short = (await add_text(api, ann, library["id"], "We open\r\n\r\n\r\nat nine.")).json()
+    long = (await add_text(api, ann, library["id"], "Opening   hours " * 2000)).json()
+    listed = (await api.get(f"/api/libraries/{library['id']}/documents", headers=ann)).json()
+    by_id = {d["id"]: d for d in listed["data"]}
+    assert by_id[short["id"]]["preview"] == "We open at nine."
+    assert by_id[short["id"]]["passages"] == 1 and by_id[short["id"]]["indexed"] is True
+    preview = by_id[long["id"]]["preview"]
+    assert preview.startswith("Opening hours Opening") and preview.endswith("…")
+    assert len(preview) <= 160 and "  " not in preview
+    assert by_id[long["id"]]["passages"] > 1 and by_id[long["id"]]["size_bytes"] == 32000
+
+
 async def test_deleting_a_document_deletes_its_passages(api, ann):
     library = await new_library(api, ann)
     document = (await add_text(api, ann, library["id"], "word " * 2000)).json()

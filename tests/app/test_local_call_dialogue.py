@@ -7,8 +7,8 @@ import datetime as dt
 
 import pytest
 
+from app.services.call_context import CallContext
 from app.tables import Appointment, Enquiry, TelephonyCall
-from app.telephony.call_context import CallContext
 from core.pipeline import CallToolPolicy, Finished
 from tests.app.test_diary_calls import CALL_TOOLS, diary  # noqa: F401  (fixture)
 from tests.app.test_pipeline import add_agent, only, turn

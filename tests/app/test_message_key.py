@@ -58,7 +58,7 @@ async def test_a_database_from_before_the_check_is_judged_by_its_credentials(dat
 
 
 async def test_without_a_key_the_error_names_the_variable_and_the_restart(database):
-    from app.services.bundle import Services
+    from app.bundle import Services
     from tests.support.http import running_app
 
     services = Services.build(BootConfig({"database.url": "postgresql://elsewhere/svc"}))

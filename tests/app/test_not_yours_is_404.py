@@ -59,6 +59,7 @@ BY_ID: list[tuple[str, str, Any]] = [
     ("GET", "/api/telephony/calls/{call}/recording", None),
     ("DELETE", "/api/telephony/calls/{call}/recording", None),
     ("DELETE", "/api/telephony/calls/{call}/transcript", None),
+    ("POST", "/api/lines/{line}/conversation", {"text": "Hello"}),
 ]
 # The endpoints that act on the caller's own data, naming the owner instead.
 NAMING_THE_OWNER: list[tuple[str, str, Any]] = [
@@ -127,6 +128,8 @@ async def owned(api, services):
                                                   message="Leaking.")
     ids["enquiry"] = str(enquiry["id"])
     ids["call"] = str(call.call_id)
+    ids["line"] = await _id(await api.post("/api/admin/telephony/numbers", headers=root, json={
+        "e164": "+441632960055", "agent_id": ids["agent"], "owner_user_id": ids["owner"]}))
     ids["target"] = await _id(await api.post("/api/notify-targets", headers=ann, json={
         "kind": "chat_a", "url": "https://hooks.example.com/services/T000/B000/XXXX"}))
     return ann, ids
@@ -181,7 +184,7 @@ def _template(path: str) -> str:
              "document": "document_id", "chat": "chat_id", "api_key": "key_id",
              "provider_key": "key_id", "name": "name_id", "appointment": "appointment_id",
              "enquiry": "enquiry_id", "owner": "account_id", "target": "target_id",
-             "call": "call_id"}
+             "call": "call_id", "line": "line_id"}
     path = path.split("?")[0]
     for short, long in names.items():
         path = path.replace("{" + short + "}", "{" + long + "}")

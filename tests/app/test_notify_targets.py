@@ -9,9 +9,9 @@ import uuid
 
 import pytest
 
+from app.bundle import Services
 from app.config import BootConfig
 from app.notify.targets import TEST_PACE
-from app.services.bundle import Services
 from core.notifications import SIGNATURE_HEADER, verify_signature
 from tests.support.http import running_app
 from tests.support.listener import SilentListener, closed_port
@@ -289,3 +289,21 @@ async def test_the_live_test_allows_a_small_burst_per_caller_then_429(api, owner
         assert len(attempts) == TEST_PACE.burst
         # the burst is the caller's own: an administrator may still test the target
         assert (await api.post(path, headers=admin)).status_code == 200
+
+
+@pytest.mark.parametrize("kind", ["chat_a", "chat_b", "webhook"])
+async def test_a_plain_http_address_is_refused_as_the_form_says_https(api, owner, kind):
+    plain = SECRET_URL.replace("https://", "http://")
+    refused = await api.post("/api/notify-targets", headers=owner,
+                             json={"kind": kind, "url": plain})
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"]["code"] == "https_required"
+    assert refused.json()["error"]["field"] == "url"
+    assert "https://" in refused.json()["error"]["message"]
+    assert (await api.get("/api/notify-targets", headers=owner)).json()["data"] == []
+    created = await _create(api, owner, kind=kind)
+    moved = await api.patch(f"/api/notify-targets/{created['id']}", headers=owner,
+                            json={"url": plain, "label": "changed"})
+    assert moved.status_code == 422 and moved.json()["error"]["field"] == "url"
+    kept = (await api.get(f"/api/notify-targets/{created['id']}", headers=owner)).json()
+    assert kept["updated_at"] == created["updated_at"] and kept["label"] is None

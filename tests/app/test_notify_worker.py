@@ -206,8 +206,8 @@ async def test_two_workers_never_post_one_row_twice(services, owner, switched_on
 _KILLED_WORKER = """
 import asyncio, os
 from app import db
+from app.bundle import Services
 from app.config import BootConfig
-from app.services.bundle import Services
 
 async def main():
     db.use_database(os.environ["WORKER_DSN"])

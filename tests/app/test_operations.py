@@ -68,23 +68,33 @@ async def test_openapi_documents_json_request_bodies(api):
     assert body["schema"]
 
 
-async def test_a_serving_process_puts_its_start_up_objects_out_of_the_collectors_sight():
+class _NoListenAddress:
+    async def get(self, key: str) -> str:
+        return ""
+
+
+@pytest.mark.parametrize("serving", [True, False])
+async def test_a_serving_listener_collects_on_the_calls_beat_and_gives_collection_back_at_stop(
+        serving):
     import gc
 
-    from blacksheep import Application
+    from adapters.voice.collection import CollectionSchedule, NoSchedule
+    from adapters.voice.pacing import frame_ticker
+    from app.telephony.audio_listener import AudioListener
+    from app.telephony.listener_state import ListenerState
 
-    from adapters.voice.collection import (CollectionSchedule, collection_schedule,
-                                           uninstall_collection_schedule)
-    from app.main import tune_collection_for_serving
-
-    app = Application()
-    tune_collection_for_serving(app)
+    listener = AudioListener(_NoListenAddress(), ListenerState(), None,  # type: ignore[arg-type]
+                             collect_on_beat=serving)
     assert gc.get_freeze_count() == 0
-    assert isinstance(collection_schedule(), CollectionSchedule)  # before any call
+    await listener.start()
     try:
-        await app.start()
-        assert gc.get_freeze_count() > 0
+        # Made by the listener, held by the loop's ticker every call's player joins.
+        schedule = frame_ticker().collection
+        assert isinstance(schedule, CollectionSchedule if serving else NoSchedule)
+        assert (schedule is listener.collection) is serving
+        # The start-up objects are out of the collector's sight.
+        assert (gc.get_freeze_count() > 0) is serving
     finally:
-        gc.unfreeze()
-        uninstall_collection_schedule()
-        await app.stop()
+        await listener.stop()
+    assert isinstance(frame_ticker().collection, NoSchedule)
+    assert gc.get_freeze_count() == 0 and gc.isenabled()

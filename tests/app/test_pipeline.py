@@ -37,7 +37,7 @@ from core.pipeline import (
     ToolStatus,
     UsageCounted,
 )
-from app.telephony.call_context import CallContext
+from app.services.call_context import CallContext
 from tests.fakes.upstream import Behaviour, FakeUpstream, ToolCall
 
 pytestmark = pytest.mark.anyio

@@ -5,6 +5,7 @@ import datetime as dt
 
 import pytest
 
+from app.config import ConfigError, load
 from app.scheduler import daily_sweep_trigger, run_once_per_slot
 from app.tables import Account, Chat
 
@@ -63,3 +64,13 @@ def test_the_sweep_runs_daily_at_04_15():
     start = dt.datetime(2026, 1, 1, 5, 0, tzinfo=dt.timezone.utc)
     fire = trigger.get_next_fire_time(None, start)
     assert (fire.hour, fire.minute, fire.second, fire.day) == (4, 15, 0, 2)
+
+
+def test_the_sweep_schedule_is_a_boot_setting_of_six_fields():
+    trigger = daily_sweep_trigger(load({"SVC__RETENTION__SWEEP_SCHEDULE": "*/2 * * * * *"})[
+        "retention.sweep_schedule"])
+    start = dt.datetime(2026, 1, 1, 5, 0, 1, tzinfo=dt.timezone.utc)
+    assert trigger.get_next_fire_time(None, start) == start + dt.timedelta(seconds=1)
+    assert load({})["retention.sweep_schedule"] == "0 15 4 * * *"
+    with pytest.raises(ConfigError, match="six cron fields"):
+        load({"SVC__RETENTION__SWEEP_SCHEDULE": "15 4 * * *"})

@@ -102,9 +102,9 @@ class Proxied:
 
 @pytest.fixture
 async def proxied(database, tmp_path):
+    from app.bundle import Services
     from app.config import BootConfig
-    from app.services.bundle import Services
-    from app.voice.engines import CallEngines
+    from app.telephony.speech_engines import CallEngines
 
     listen = _free_port()
     public = f"https://localhost:{listen}"

@@ -9,7 +9,7 @@ import pytest
 
 from app.tables import (AuditEntry, Enquiry, NotifyOutbox, NotifyTarget, ScreeningName,
                         TelephonyCall, TelephonyLine)
-from app.telephony.call_context import CallContext
+from app.services.call_context import CallContext
 from tests.app.test_diary_api import owner, stranger  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.anyio
@@ -65,6 +65,17 @@ async def test_pasted_names_are_added_once_and_counted(api, owner):
     assert [e["data"] for e in entries] == [{"added": 4, "skipped": 1},
                                             {"added": 1, "skipped": 1}]
     assert "Neil" not in str(entries)
+
+
+@pytest.mark.parametrize("names", ["", "   \n\n", "-\n--"])
+async def test_an_empty_paste_is_refused_and_nothing_is_added(api, owner, names):
+    await api.post("/api/conflict-names", headers=owner, json={"names": "Jane Smith"})
+    refused = await api.post("/api/conflict-names", headers=owner,
+                             json={"names": names, "note": "Matter 1"})
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"] == {"code": "no_names", "field": "names",
+                                       "message": "paste at least one name, one per line."}
+    assert (await api.get("/api/conflict-names", headers=owner)).json()["count"] == 1
 
 
 async def test_more_than_2000_names_are_refused_and_nothing_is_added(api, owner):

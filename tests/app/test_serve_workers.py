@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import http.client
-import itertools
 import json
 import os
 import re
@@ -31,21 +30,21 @@ import pytest
 
 from core.audiosocket import AudioSocketClient
 from tests.app.test_serve_process import free_port
-from tests.app.test_telephony_setup import CALLER, LINE_NUMBER, SHARED_SECRET
 from tests.support.api_users import first_admin, user_with_key
-from tests.support.processes import printed_once_serving, serve_logged
+from tests.support.notify_once import NOTIFYING, assert_each_posted_once, bookings_notified
+from tests.support.pbx_deployment import (
+    PBX,
+    all_ended,
+    answer_path,
+    make_pbx_line,
+    media_started,
+    until,
+)
+from tests.support.processes import children, printed_once_serving, serve_logged
 
 pytestmark = pytest.mark.e2e
 
 O_CLOEXEC = 0o2000000
-
-
-def children(pid: int) -> set[int]:
-    found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        text = (task / "children").read_text().split()
-        found.update(int(child) for child in text)
-    return found
 
 
 def _socket_inodes(pid: int) -> dict[int, int]:
@@ -306,80 +305,45 @@ def test_a_killed_worker_is_restarted_and_serves(deployment):
     assert "worker died; restarting it" in deployment.log.read_text()
 
 
+def test_each_notification_is_posted_once(deployment):
+    """Bookings made through both workers at once; every outbox row reaches the
+    receiver once (the outbox is polled by one worker of the host; the claim's lock
+    keeps a second poller, on this host or another, off the rows it posts)."""
+    for key, value in NOTIFYING:
+        _setting_everywhere(deployment, key, value)
+    try:
+        receiver, attempts = asyncio.run(bookings_notified(deployment.base, deployment.root, 12))
+        assert_each_posted_once(receiver, attempts, 12)
+    finally:
+        _setting_everywhere(deployment, "notifications.enabled", False)
+
+
 # -- telephone calls -----------------------------------------------------------------
-
-PBX = {"x-service-telephony-key": SHARED_SECRET}
-_callers = itertools.count(10)
-
-
-def _answer() -> str:
-    """The dialplan's question, each time from another caller (a caller ringing again
-    at once is refused by the per-caller rate, which is not what is tested here)."""
-    caller = f"{CALLER[1:-2]}{next(_callers):02d}"
-    return f"/api/telephony/pbx/answer?from=%2B{caller}&to=%2B{LINE_NUMBER[1:]}"
-
 
 @pytest.fixture(scope="module")
 def pbx_line(deployment) -> None:
     """A pbx line answered by an agent of the superadmin's."""
-    base, root = deployment.base, deployment.root
-    for key, value in (("features.telephony", True), ("features.voice", True),
-                       ("features.voice_live", True), ("voice_live.tts_stream", True),
-                       ("voice_live.tts_stream_url", "local")):
-        _setting_everywhere(deployment, key, value)
-    me = httpx.get(f"{base}/api/me", headers=root).json()["id"]
-    agent = httpx.post(f"{base}/api/agents", headers=root,
-                       json={"name": "Reception", "model": "local"})
-    assert agent.status_code == 201, agent.text
-    settings = httpx.put(f"{base}/api/admin/telephony", headers=root,
-                         json={"provider": "pbx", "shared_secret": SHARED_SECRET})
-    assert settings.status_code == 200, settings.text
-    _seen_everywhere(deployment, "/api/admin/telephony",
-                     lambda body: body.get("provider") == "pbx")
-    line = httpx.post(f"{base}/api/admin/telephony/numbers", headers=root, json={
-        "e164": LINE_NUMBER, "agent_id": agent.json()["id"], "owner_user_id": me,
-        "provider": "pbx"})
-    assert line.status_code == 201, line.text
-    enabled = httpx.patch(f"{base}/api/admin/telephony/numbers/{line.json()['id']}",
-                          headers=root, json={"enabled": True})
-    assert enabled.status_code == 200, enabled.text
-
-
-def _calls(deployment: Deployment) -> list[dict]:
-    answer = httpx.get(f"{deployment.base}/api/admin/telephony/calls",
-                       headers=deployment.root)
-    assert answer.status_code == 200, answer.text
-    return answer.json()["data"]
-
-
-def _until(check, what: str, seconds: float = 30):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(what)
+    make_pbx_line(deployment.base, deployment.root,
+                  lambda key, value: _setting_everywhere(deployment, key, value),
+                  lambda path, check: _seen_everywhere(deployment, path, check))
 
 
 def _redeemed_by(deployment: Deployment, identifier: str) -> tuple[int, socket.socket]:
     """Present the ticket on the AudioSocket listener; the worker that took it. (The
     identifier is the ticket, not the call's id: the redeemed call is the one whose
     media started.)"""
-    started = sum(call["media_started_at"] is not None for call in _calls(deployment))
+    started = media_started(deployment.base, deployment.root)
     media = socket.create_connection(("127.0.0.1", deployment.pbx_port))
     media.sendall(AudioSocketClient(uuid.UUID(identifier)).data_to_send())
     worker = deployment.holder(deployment.pbx_port, media)
-    _until(lambda: sum(call["media_started_at"] is not None
-                       for call in _calls(deployment)) == started + 1,
-           f"ticket {identifier} was not redeemed")
+    until(lambda: media_started(deployment.base, deployment.root) == started + 1,
+          f"ticket {identifier} was not redeemed")
     return worker, media
 
 
 def _hang_up(deployment: Deployment, media: socket.socket) -> None:
     media.close()
-    _until(lambda: all(call["outcome"] != "in_progress" for call in _calls(deployment)),
-           "a call did not end")
+    until(lambda: all_ended(deployment.base, deployment.root), "a call did not end")
 
 
 def test_the_call_cap_holds_and_tickets_redeem_on_any_worker(deployment, pbx_line):
@@ -388,7 +352,7 @@ def test_the_call_cap_holds_and_tickets_redeem_on_any_worker(deployment, pbx_lin
     async def ring_at_once() -> list[httpx.Response]:
         limits = httpx.Limits(max_keepalive_connections=0)  # a new connection each
         async with httpx.AsyncClient(timeout=30, limits=limits) as client:
-            return await asyncio.gather(*[client.get(deployment.base + _answer(), headers=PBX)
+            return await asyncio.gather(*[client.get(deployment.base + answer_path(), headers=PBX)
                                           for _ in range(8)])
 
     answers = asyncio.run(ring_at_once())
@@ -407,7 +371,7 @@ def test_the_call_cap_holds_and_tickets_redeem_on_any_worker(deployment, pbx_lin
     try:
         for _ in range(6):
             for minter, connection in connections.items():
-                status, body = connection.raw("GET", _answer(), PBX)
+                status, body = connection.raw("GET", answer_path(), PBX)
                 identifier = body.decode().strip()
                 assert status == 200 and identifier, httpx.get(
                     f"{deployment.base}/api/admin/audit", headers=deployment.root).text[:600]

@@ -146,8 +146,8 @@ def test_public_base_url_falls_back_to_server_public_url():
 
 
 async def test_storing_a_credential_without_the_key_is_409_and_stores_nothing(database, boot):
+    from app.bundle import Services
     from app.config import BootConfig
-    from app.services.bundle import Services
     from tests.support.http import running_app
 
     keyless = Services.build(BootConfig({k: v for k, v in boot.values.items()
@@ -165,7 +165,7 @@ async def test_storing_a_credential_without_the_key_is_409_and_stores_nothing(da
 async def test_a_credential_sealed_under_another_key_reads_as_absent(database, boot, services):
     import secrets
 
-    from app.services.bundle import Services
+    from app.bundle import Services
     from tests.support.http import running_app
 
     async with running_app(services) as api:

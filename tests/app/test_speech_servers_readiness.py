@@ -9,7 +9,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from app.voice.engines import engines_for_calls
+from app.telephony.speech_engines import engines_for_calls
 from tests.app.test_telephony_readiness import checks
 from tests.app.test_telephony_setup import deployment
 from tests.fakes.speech import spoken_pcm

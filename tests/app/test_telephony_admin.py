@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
+from app.bundle import Services
 from app.config import BootConfig
-from app.services.bundle import Services
 from app.tables import AuditEntry, Chat, RuntimeSetting, TelephonyCall
 from tests.app.test_telephony_setup import CREDENTIAL, LINE_NUMBER, PUBLIC, deployment
 from tests.support.http import running_app

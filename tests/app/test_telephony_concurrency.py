@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 import anyio
 import pytest
 
-from app.services.bundle import Services
+from app.bundle import Services
 from app.tables import AuditEntry, TelephonyCall
 from tests.app.test_telephony_setup import carrier_post, deployment, voice_params
 from tests.support.http import running_app

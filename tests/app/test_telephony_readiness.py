@@ -15,6 +15,7 @@ from aiohttp import web
 
 from app.telephony.readiness import CHECK_IDS
 from tests.app.test_telephony_setup import deployment
+from tests.support.settings import store_unchecked
 
 pytestmark = pytest.mark.anyio
 
@@ -116,7 +117,7 @@ async def test_failures_say_what_to_do(api, services):
                              switched_on=False)
     await api.put("/api/admin/telephony", headers=setup.admin,
                   json={"pbx_listen": "127.0.0.1:9092", "shared_secret": None})
-    await setup.setting("voice_live.stt_sample_rate", 44100)
+    await store_unchecked(services, "voice_live.stt_sample_rate", 44100)  # before the rule
     await api.patch(f"/api/agents/{setup.agent_id}", headers=setup.owner,
                     json={"archived": True})
     found = checks(await api.get("/api/admin/telephony/preflight", headers=setup.admin))

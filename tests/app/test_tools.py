@@ -11,10 +11,10 @@ import pytest
 from aiohttp import web
 
 from app import db
+from app.bundle import Services
 from app.config import BootConfig
-from app.http.errors import Conflict
+from app.errors import Conflict
 from app.piccolo_migrations.svc_2026_11_25t10_00_00_000000 import STATEMENTS
-from app.services.bundle import Services
 from app.tables import Agent, HttpToolOffer
 from core.pipeline import ToolFinished, ToolStatus
 from tests.app.test_pipeline import add_agent, only, turn

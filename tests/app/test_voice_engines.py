@@ -15,7 +15,7 @@ from adapters.speech.sphinx import LocalRecogniser
 from adapters.speech.turns import HttpTurnDetector
 from app.crypto import SecretBox
 from app.telephony.readiness import probe_synthesiser
-from app.voice.engines import CallEngines, engines_for_calls
+from app.telephony.speech_engines import CallEngines, engines_for_calls
 from tests.fakes.speech import SpeechBehaviour, speech, speech_http, spoken_pcm  # noqa: F401
 from tests.support.settings import set_runtime
 

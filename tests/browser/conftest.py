@@ -7,6 +7,7 @@ saying how to enable them (pytest prints skip reasons with ``-ra``).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import secrets
@@ -71,10 +72,12 @@ def browser():
             chromium.close()
 
 
-@pytest.fixture
-def page(browser, console):
+@contextlib.contextmanager
+def fresh_tab(browser, console, **options):
+    """A page in a context of its own (no cookies), failing the test if a script of
+    the page failed."""
     context = browser.new_context(base_url=console.base_url,
-                                  viewport={"width": 1280, "height": 900})
+                                  **{"viewport": {"width": 1280, "height": 900}, **options})
     context.set_default_timeout(15_000)
     tab = context.new_page()
     errors: list[str] = []
@@ -84,6 +87,12 @@ def page(browser, console):
     finally:
         context.close()
     assert errors == [], f"scripts failed in the page: {errors}"
+
+
+@pytest.fixture
+def page(browser, console):
+    with fresh_tab(browser, console) as tab:
+        yield tab
 
 
 def screenshot(page, name: str) -> Path:
@@ -123,3 +132,14 @@ def require_api(console, method: str, path: str) -> None:
     answer = httpx.request(method, f"{console.base_url}{path}")
     if answer.status_code == 404 and answer.json()["error"]["message"].startswith("No resource"):
         pytest.skip(f"{method} {path} is not part of this build yet")
+
+
+def note_beside(page, field):
+    """The error note a refused field is marked with, checked to be right under it."""
+    from playwright.sync_api import expect
+
+    expect(field).to_have_attribute("aria-invalid", "true")
+    note = page.locator(f"#{field.get_attribute('aria-describedby').split()[-1]}")
+    box = field.bounding_box()
+    assert 0 <= note.bounding_box()["y"] - (box["y"] + box["height"]) < 60
+    return note

@@ -23,10 +23,10 @@ from typing import Any, Coroutine
 
 
 from app import db
+from app.bundle import Services
 from app.config import BootConfig
 from app.main import create_app
 from app.serving import server_config
-from app.services.bundle import Services
 from tests.support.http import _EmbeddedServer, free_socket
 
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -12,6 +12,7 @@ import pytest
 
 from tests.browser.conftest import (
     PASSWORD,
+    note_beside,
     open_screen,
     require_api,
     screenshot,
@@ -119,6 +120,21 @@ def test_the_screening_paste_box_reports_added_and_skipped(page, console):
         "Added 2, skipped 1 already on the list.")
     expect(page.locator("#names").get_by_role("row")).to_have_count(2)
     screenshot(page, "screening")
+
+
+def test_an_empty_paste_and_a_plain_http_address_are_refused_beside_their_field(page):
+    sign_in(page, OWNER)
+    open_screen(page, "Screening list")
+    names = page.get_by_label("Names, one per line")
+    names.fill("  \n - \n")
+    page.get_by_role("button", name="Add names").click()
+    expect(note_beside(page, names)).to_have_text("Paste at least one name, one per line.")
+    open_screen(page, "Notification targets")
+    address = page.get_by_label("Address (https)")
+    address.fill("http://hooks.example.com/services/T0/B0/x")
+    page.get_by_role("button", name="Add target").click()
+    expect(note_beside(page, address)).to_contain_text("https://")
+    expect(page.locator("#targets")).not_to_contain_text("hooks.example.com")
 
 
 def test_an_enquiry_changes_status_in_place(page, console, accounts):

@@ -226,7 +226,7 @@ async def _usage(console) -> None:
     await services.usage.drain()
 
 
-def test_usage_is_charted_by_day_and_source_and_settings_change_and_reset(page, console):
+def test_usage_is_charted_by_day_and_source(page, console):
     console.run(_usage(console))
     sign_in(page, ROOT)
     open_screen(page, "Usage")
@@ -244,23 +244,6 @@ def test_usage_is_charted_by_day_and_source_and_settings_change_and_reset(page, 
     expect(page.locator("#by-source")).to_have_text("No usage in this range.")
     expect(page.locator("#chart-requests svg rect")).to_have_count(0)
     assert "2026-01-31" in page.locator("#chart-requests svg").get_attribute("aria-label")
-
-    open_screen(page, "Configuration")
-    row = page.locator('tr[data-key="telephony.max_concurrent_calls"]')
-    expect(row).to_contain_text("config.manage")
-    row.get_by_label("New value of telephony.max_concurrent_calls").fill("5")
-    row.get_by_role("button", name="Save").click()
-    expect(page.get_by_role("status")).to_contain_text("telephony.max_concurrent_calls is saved")
-    row = page.locator('tr[data-key="telephony.max_concurrent_calls"]')
-    expect(row.locator("td").nth(2)).to_contain_text("5 runtime")
-    below = row.get_by_label("New value of telephony.max_concurrent_calls")
-    below.fill("0")  # under the range: the browser holds the form back
-    row.get_by_role("button", name="Save").click()
-    assert below.evaluate("input => input.validity.rangeUnderflow")
-    screenshot(page, "configuration")
-    row.get_by_role("button", name="Reset").click()
-    expect(page.get_by_role("status")).to_contain_text("back to its boot value")
-    expect(page.locator('tr[data-key="telephony.max_concurrent_calls"] td').nth(2)).to_have_text("2")
 
 
 def test_an_account_is_created_granted_and_given_the_telephone_feature(page, console):

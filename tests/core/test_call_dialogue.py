@@ -84,6 +84,15 @@ def test_booking_over_several_turns_confirmed_before_booking():
                                                 "subject": "Check-up"})]
 
 
+def test_the_answer_to_the_name_question_is_a_name_and_never_moves_the_time():
+    # A name the recogniser misheard as "may the eighth" is still the name given: the
+    # time the caller chose stays, and the read-back lets them put either right.
+    line = Line(book_appointment=_booked)
+    line.say("I'd like to book an appointment for tomorrow at ten")
+    assert line.say("may the eighth") == ("Shall I book Thursday the twenty sixth of "
+                                          "November at ten a.m. for May The Eighth?")
+
+
 def test_a_plain_booking_gets_a_neutral_subject_and_no_means_ask_again():
     line = Line(book_appointment=_booked)
     line.say("Can I make an appointment for Monday at half past two? My name is Tom Hardy")

@@ -189,6 +189,13 @@ def test_each_name_is_cut_at_200_characters():
     assert long_name.startswith(name.name)
 
 
+@pytest.mark.parametrize("text", ["", "\n\n  \n", " - \n...\n"])
+def test_a_paste_without_a_name_is_refused(text):
+    with pytest.raises(ScreeningError, match="at least one name") as refused:
+        parse_pasted_names(text, ["jane smith"])
+    assert refused.value.code == "no_names"
+
+
 def test_at_most_2000_names_per_request():
     lines = "\n".join(f"Person Number{index}" for index in range(MAX_NAMES_PER_REQUEST))
     assert parse_pasted_names(lines + "\n\n\n").added_count == MAX_NAMES_PER_REQUEST
@@ -198,8 +205,13 @@ def test_at_most_2000_names_per_request():
 
 @given(st.text(), st.sets(st.text()).map(lambda names: {normalise_name(n) for n in names}))
 def test_pasting_accounts_for_every_line(text, present):
-    pasted = parse_pasted_names(text, present)
     lines = [line for line in text.splitlines() if line.strip()]
+    if not any(normalise_name(line.strip()[:MAX_NAME_LENGTH]) for line in lines):
+        with pytest.raises(ScreeningError) as refused:
+            parse_pasted_names(text, present)
+        assert refused.value.code == "no_names"
+        return
+    pasted = parse_pasted_names(text, present)
     assert pasted.added_count + pasted.skipped == len(lines)
     forms = [name.normal_form for name in pasted.added]
     assert len(set(forms)) == len(forms) and not set(forms) & present

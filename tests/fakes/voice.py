@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from adapters.voice.session import TurnTimings
+from adapters.voice.transport import CallTransport
 from core.call_outcome import CallInput
 
 SPEECH_MS_PER_CHAR = 40
@@ -96,10 +98,13 @@ class FakeAgent:
     endings: list[CallInput | None] = field(default_factory=list)
     questions: list[str] = field(default_factory=list)
     finished: list[str] = field(default_factory=list)  # answers the agent wrote in full
+    waits: list[float] = field(default_factory=list)  # seconds from speech end to asking
+    timings: list[TurnTimings] = field(default_factory=list)
     _ending: CallInput | None = None
 
-    async def answer(self, transcript: str) -> AsyncIterator[str]:
+    async def answer(self, transcript: str, waited: float = 0.0) -> AsyncIterator[str]:
         self.questions.append(transcript)
+        self.waits.append(waited)
         text = self.answers.pop(0) if self.answers else "Certainly."
         self._ending = self.endings.pop(0) if self.endings else None
         for word in text.split(" "):
@@ -109,6 +114,9 @@ class FakeAgent:
 
     def ending(self) -> CallInput | None:
         return self._ending
+
+    async def timed(self, timings: TurnTimings) -> None:
+        self.timings.append(timings)
 
 
 @dataclass
@@ -130,7 +138,7 @@ class FakeRecorder:
         self.closed = True
 
 
-class MemoryTransport:
+class MemoryTransport(CallTransport):
     """A ``CallTransport`` fed by a ``Caller`` through an in-memory stream. It writes
     frames at once from the ticker (``frame_writer``, as AudioSocket does) unless
     ``writes_at_once`` is False (then only by awaiting, as the carrier does)."""

@@ -26,8 +26,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
+from app.services.call_context import CallContext
 from app.tables import TelephonyCall
-from app.telephony.call_context import CallContext
 from tests.app.test_diary_api import LONDON_DIARY
 from tests.app.test_telephony_setup import SHARED_SECRET, deployment
 from tests.fuzz.test_chat_request import bodies as chat_bodies

@@ -10,9 +10,9 @@ import anyio
 import httpx
 import uvicorn
 
+from app.bundle import Services
 from app.main import create_app
 from app.serving import server_config
-from app.services.bundle import Services
 
 
 class ApiClient(httpx.AsyncClient):

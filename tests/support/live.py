@@ -47,7 +47,7 @@ def live_app(postgres: TestPostgres, boot: Any) -> Iterator[LiveApp]:
     async def serve() -> None:
         nonlocal stopping
         from app import db
-        from app.services.bundle import Services
+        from app.bundle import Services
 
         stopping = anyio.Event()
         name = f"svc_live_{os.getpid()}_{next(_numbers)}"

@@ -9,6 +9,15 @@ import time
 from pathlib import Path
 
 
+def children(pid: int) -> set[int]:
+    """The process ids of ``pid``'s children (a supervisor's workers), from /proc."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        found.update(int(child) for child in text)
+    return found
+
+
 def stop_process(process: subprocess.Popen, timeout: float = 30) -> None:
     """SIGTERM, as an operator stops a server; SIGKILL if it has not ended in time."""
     if process.poll() is not None:
@@ -29,12 +38,13 @@ def serve_logged(args: list[str], env: dict[str, str], log: Path) -> subprocess.
                                 stdout=out, stderr=subprocess.STDOUT)
 
 
-def printed_once_serving(process: subprocess.Popen, log: Path, seconds: float = 90) -> str:
-    """What the server printed, once it says it serves."""
+def printed_once_serving(process: subprocess.Popen, log: Path, seconds: float = 90,
+                         ready: str = "svc is serving") -> str:
+    """What the server printed, once it says it serves (prints ``ready``)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         printed = log.read_text()
-        if "svc is serving" in printed:
+        if ready in printed:
             return printed
         if process.poll() is not None:
             raise AssertionError(f"svc exited early:\n{printed}")

@@ -36,6 +36,8 @@ class Receiver:
     arrived: anyio.Event = field(default_factory=anyio.Event)
     #: decides the status from the request instead of the script, when set
     decide: Callable[[Received], int | None] | None = None
+    #: seconds each answer takes, as a slow receiver's would
+    delay: float = 0.0
 
     async def _handle(self, request: web.Request) -> web.Response:
         got = Received(request.path, dict(request.headers), await request.read())
@@ -45,6 +47,8 @@ class Receiver:
             release, self.release = self.release, None
             self.holding.set()
             await release.wait()
+        if self.delay:
+            await anyio.sleep(self.delay)
         decided = self.decide(got) if self.decide is not None else None
         status = decided or (self.script.pop(0) if self.script else 200)
         key = got.headers.get("Idempotency-Key")

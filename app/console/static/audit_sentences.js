@@ -17,7 +17,7 @@ const VERBS = { created: "created", changed: "changed", deleted: "deleted", arch
   restored: "restored", revoked: "revoked", released: "released", stored: "stored", played: "played",
   offered: "offered", withdrawn: "withdrew", booked: "booked", cancelled: "cancelled", moved: "moved",
   added: "added", reset: "reset", set: "set", cleared: "cleared", member_added: "added a member to",
-  member_removed: "removed a member from" };
+  member_removed: "removed a member from", talked: "talked in text to" };
 
 const plural = (count, one, many) => `${count} ${count === 1 ? one : many}`;
 
@@ -64,7 +64,8 @@ export const KNOWN_KINDS = [
   "library.deleted", "document.added", "document.deleted", "provider.created", "provider.changed",
   "provider.deleted", "api_key.created", "api_key.revoked", "settings.changed", "settings.reset",
   "feature.override.set", "feature.override.cleared", "telephony.line.created",
-  "telephony.line.changed", "telephony.line.released", "telephony.recording.played",
+  "telephony.line.changed", "telephony.line.released", "telephony.line.talked",
+  "telephony.recording.played",
   "telephony.recording.deleted", "telephony.transcript.deleted", "notify.target.created",
   "notify.target.changed", "notify.target.deleted", "appointment.booked", "appointment.moved",
   "appointment.cancelled",

@@ -1,13 +1,14 @@
 // One call: its details, the transcript (its chat), and the recording player. The
 // transcript and recording are the line's account's or an administrator's only; for
 // anyone else the API answers 404 and the page says so.
-import { $, api, ApiError, confirmAction, el, fail, guarded, length, say, start, when } from "/static/console.js";
+import { $, api, ApiError, confirmAction, el, fail, fillRows, guarded, length, say, start, when } from "/static/console.js";
 
 const callId = $("main").dataset.callId;
 const base = `/api/telephony/calls/${encodeURIComponent(callId)}`;
 
 function pairs(call) {
-  const rows = [["Line", call.e164], ["From", call.from], ["Provider", call.provider],
+  const rows = [["Line", call.line_label ? `${call.e164} (${call.line_label})` : call.e164],
+    ["Agent", call.agent_name || "—"], ["From", call.from], ["Provider", call.provider],
     ["Outcome", call.outcome], ["Started", when(call.started_at)], ["Ended", when(call.ended_at)],
     ["Length", length(call) || "—"], ["Recording failed", call.recording_failed ? "yes" : "no"],
     ["Tidied away", call.tidied_away ? `yes, ${when(call.tidied_at)}` : "no"]];
@@ -16,6 +17,19 @@ function pairs(call) {
 
 function unavailable(container, text) {
   container.replaceChildren(el("p", { class: "unavailable", role: "note" }, text));
+}
+
+// Seconds after the caller stopped speaking, to a tenth; a step that never came is a dash.
+function seconds(value) { return value === null || value === undefined ? "—" : `${value.toFixed(1)} s`; }
+
+function timings(call) {
+  fillRows($("#turns"), call.turns.map((turn, index) => ({ ...turn, number: index + 1 })), [
+    { value: (t) => String(t.number) },
+    { value: (t) => seconds(t.asked_s), num: true },
+    { value: (t) => seconds(t.first_text_s), num: true },
+    { value: (t) => seconds(t.first_audio_s), num: true },
+    { value: (t) => seconds(t.finished_s), num: true },
+  ], "The agent answered no turn on this call.");
 }
 
 async function transcript(call) {
@@ -79,9 +93,11 @@ start(async () => {
     if (!(error instanceof ApiError) || error.status !== 403) throw error;
     $("#back").replaceWith(el("a", { href: "/owner/enquiries" }, "Back to the messages"));
     $("#call").replaceWith(el("p", { id: "call", class: "unavailable", role: "note" }, "The call's log entry is for telephony managers."));
+    unavailable($("#timings"), "The turns' timings are shown with the call log, which is for telephony managers.");
     unavailable($("#transcript"), "The transcript is shown with the call log, which is for telephony managers.");
     return;
   }
   pairs(call);
+  timings(call);
   await transcript(call);
 });

@@ -1,17 +1,23 @@
-// Admin → Call log: filters by line and outcome, pages through `next_before`.
-import { $, api, el, fillRows, formValues, guarded, length, onSubmit, options, start, when } from "/static/console.js";
+// Admin → Call log: filters by line, outcome, days and caller; pages through `next_before`.
+import { $, addDays, api, el, fillRows, formValues, guarded, length, onSubmit, options, start, when } from "/static/console.js";
 
 let filters = { limit: 50 };
 let pages = [null];  // the cursor of each page shown so far; the last is the current one
 
+function lineName(call) { return call.line_label ? `${call.e164} (${call.line_label})` : call.e164; }
+
 async function show() {
-  const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== undefined && v !== ""));
+  const { through, ...given } = filters;
+  // The form's last day is inclusive; the API's `until` is the day after it.
+  if (through) given.until = addDays(through, 1);
+  const query = new URLSearchParams(Object.entries(given).filter(([, v]) => v !== undefined && v !== ""));
   const cursor = pages[pages.length - 1];
   if (cursor) query.set("before", cursor);
   const page = await api("GET", `/api/admin/telephony/calls?${query}`);
   fillRows($("#calls"), page.data, [
     { value: (c) => when(c.started_at) },
-    { value: (c) => c.e164 },
+    { value: lineName },
+    { value: (c) => c.agent_name || "—" },
     { value: (c) => c.from },
     { value: (c) => c.outcome },
     { value: length, num: true },

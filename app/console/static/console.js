@@ -9,6 +9,8 @@ export class ApiError extends Error {
     this.status = status;
     this.code = payload && payload.error ? payload.error.code : null;
     this.field = payload && payload.error ? payload.error.field : null;
+    // Every field refused, when one request checked several ({field, code, message}).
+    this.errors = payload && payload.error && payload.error.errors ? payload.error.errors : null;
     this.path = path;
     // The server's x-request-id: the key to the detail in its log.
     this.requestId = requestId;
@@ -156,7 +158,7 @@ export function clearErrors(form) {
 let notes = 0;
 
 // The error beside its field: marked invalid, described by the note, and focused.
-function markField(control, text) {
+export function markField(control, text) {
   if (!control.id) control.id = `field-${++notes}`;
   const note = el("p", { class: "field-error", id: `${control.id}-error` }, text);
   (control.closest("p, .field") || control).after(note);
@@ -235,6 +237,10 @@ export function when(iso, timeZone) {
   if (timeZone) options.timeZone = timeZone;
   return new Date(iso).toLocaleString(undefined, options);
 }
+
+// Days as the API reads them (YYYY-MM-DD, UTC), and the day n days after one.
+export function isoDay(date) { return date.toISOString().slice(0, 10); }
+export function addDays(day, n) { const d = new Date(day + "T00:00:00Z"); d.setUTCDate(d.getUTCDate() + n); return isoDay(d); }
 
 // How long a call lasted, as minutes:seconds ("" while it is still going).
 export function length(call) {

@@ -62,6 +62,8 @@ function show(diary) {
         }) }, "Remove") },
   ], "No closures.");
   $("#zone-note").textContent = `Times are in the diary's zone, ${zone}.`;
+  // A closure is today or later in the diary's zone (the API refuses a past day).
+  $("#c-day").min = new Intl.DateTimeFormat("en-CA", { timeZone: zone }).format(new Date());
 }
 
 // The API gives each time with the diary zone's offset; show it in that zone.

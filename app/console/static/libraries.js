@@ -1,6 +1,8 @@
 // Setup → Libraries: create, delete, and upload documents (sent as the file itself,
-// its media type from its name, its title in ?title=).
+// its media type from its name, its title in ?title=); each document is listed with
+// the start of its text, its size in units and whether searches can find it.
 import { $, api, ApiError, confirmAction, el, fail, fillRows, guarded, onSubmit, say, start, when } from "/static/console.js";
+import { byteSize } from "/static/sizes.js";
 
 let open = null;
 const TYPES = { md: "text/markdown", markdown: "text/markdown", html: "text/html", htm: "text/html" };
@@ -28,14 +30,21 @@ async function load() {
   ], "No Libraries yet.");
 }
 
+// Whether a search can find the document: its passages are written with it.
+function indexing(d) {
+  if (!d.indexed) return el("span", { class: "fail" }, "not searchable");
+  return `searchable, ${d.passages} ${d.passages === 1 ? "passage" : "passages"}`;
+}
+
 async function show(library) {
   open = library;
   const { data } = await api("GET", `/api/libraries/${encodeURIComponent(library.id)}/documents`);
   $("#documents-heading").textContent = `Documents of ${library.name}`;
   fillRows($("#documents"), data, [
-    { value: (d) => d.title },
+    { value: (d) => [d.title, el("br"), el("span", { class: "muted preview" }, d.preview)] },
     { value: (d) => d.media_type },
-    { value: (d) => d.size_bytes, num: true },
+    { value: (d) => byteSize(d.size_bytes), num: true },
+    { value: indexing },
     { value: (d) => when(d.created_at) },
     { value: (d) => el("button", { type: "button", class: "danger", "aria-label": `Delete ${d.title}`, onclick: guarded(async () => {
         if (!(await confirmAction(`Delete the document ${d.title}?`))) return;

@@ -6,6 +6,7 @@ const LINES = "/api/admin/telephony/numbers";
 const CLEARABLE = ["label", "greeting", "notice", "transfer_e164", "deliver_group_chat_id"];
 let editing = null;
 const names = { agents: new Map(), owners: new Map() };
+let me = null;  // who is signed in: a line's account and administrators may talk to it
 
 async function loadSettings() {
   const view = await api("GET", "/api/admin/telephony");
@@ -49,7 +50,10 @@ $("#run-checks").addEventListener("click", guarded(async () => {
 }));
 
 function lineActions(line) {
+  const talks = me && (me.role !== "user" || me.id === line.owner_user_id);
   return el("div", { class: "actions" },
+    talks ? el("a", { href: `/owner/talk?line=${encodeURIComponent(line.id)}`,
+      "aria-label": `Talk to ${line.e164}` }, "Talk") : null,
     el("button", { type: "button", class: "secondary", "aria-label": `Edit ${line.e164}`,
       onclick: () => edit(line) }, "Edit"),
     el("button", { type: "button", "aria-label": `${line.enabled ? "Disable" : "Enable"} ${line.e164}`,
@@ -128,6 +132,7 @@ onSubmit($("#line-form"), async (values) => {
 });
 
 async function loadChoices() {
+  me = await api("GET", "/api/me");
   const agents = (await api("GET", "/api/agents")).data;
   for (const agent of agents) names.agents.set(agent.id, agent.name);
   options($("#l-agent"), agents, (a) => a.name, (a) => a.id, "Choose an agent");

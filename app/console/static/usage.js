@@ -1,6 +1,7 @@
-// Admin → Usage: stacked bars per day and source (inline SVG), and tables by source,
-// user, key and model, for a date range (the API's `until` is exclusive).
-import { $, api, fillRows, onSubmit, start } from "/static/console.js";
+// Admin → Usage: stacked bars per day and source (inline SVG, with time and value
+// axes), and totals by source, user, key, line and model, for a date range (the
+// API's `until` is exclusive).
+import { $, addDays, api, fillRows, isoDay, onSubmit, start } from "/static/console.js";
 
 const SOURCES = ["app", "api", "telephone"];
 const SVG = "http://www.w3.org/2000/svg";
@@ -12,13 +13,37 @@ function svg(tag, attributes, ...children) {
   return node;
 }
 
-function isoDay(date) { return date.toISOString().slice(0, 10); }
-function addDays(day, n) { const d = new Date(day + "T00:00:00Z"); d.setUTCDate(d.getUTCDate() + n); return isoDay(d); }
 
 function days(since, until) {
   const all = [];
   for (let day = since; day < until; day = addDays(day, 1)) all.push(day);
   return all;
+}
+
+// The axes: a time axis under the bars with a tick and its date at every `every`-th
+// day counted back from the last (so a long range stays readable and its last day
+// is always named), and a value axis with ticks at 0, half and
+// the peak, each with a faint line across.
+function axes(picture, allDays, geometry, peak) {
+  const { width, height, left, bottom, step, scale } = geometry;
+  const base = height - bottom;
+  picture.append(svg("line", { class: "axis", x1: left - 2, y1: base, x2: width, y2: base }),
+    svg("line", { class: "axis", x1: left - 2, y1: 8, x2: left - 2, y2: base }));
+  for (const value of [...new Set([0, Math.round(peak / 2), peak])]) {
+    const y = base - value * scale;
+    picture.append(svg("line", { class: "tick", x1: left - 6, y1: y, x2: left - 2, y2: y }),
+      svg("line", { class: "grid", x1: left - 2, y1: y, x2: width, y2: y }),
+      svg("text", { x: left - 8, y: y + 4, "text-anchor": "end" }, String(value)));
+  }
+  const every = Math.max(1, Math.ceil(allDays.length / 8));
+  allDays.forEach((day, index) => {
+    if ((allDays.length - 1 - index) % every) return;
+    const x = left + index * step + step / 2;
+    // A date at the right edge ends at its tick, so it is not cut off.
+    const anchor = x > width - 20 ? "end" : "middle";
+    picture.append(svg("line", { class: "tick", x1: x, y1: base, x2: x, y2: base + 5 }),
+      svg("text", { x: anchor === "end" ? width - 1 : x, y: height - 4, "text-anchor": anchor }, day.slice(5)));
+  });
 }
 
 // One bar per day, stacked by source; every segment carries its figure as a title.
@@ -31,8 +56,7 @@ function chart(container, rows, since, until, measure, unit) {
   const scale = (height - bottom - 8) / peak;
   const picture = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img",
     "aria-label": `${unit} per day from ${since} to ${addDays(until, -1)}, at most ${peak}` });
-  picture.append(svg("text", { x: 4, y: 14 }, String(peak)), svg("text", { x: 4, y: height - bottom }, "0"),
-    svg("line", { x1: left - 2, y1: height - bottom, x2: width, y2: height - bottom, stroke: "#4a5360" }));
+  axes(picture, allDays, { width, height, left, bottom, step, scale }, peak);
   allDays.forEach((day, index) => {
     let top = height - bottom;
     for (const source of SOURCES) {
@@ -43,9 +67,6 @@ function chart(container, rows, since, until, measure, unit) {
       picture.append(svg("rect", { class: source, x: left + index * step + 1, y: top,
         width: Math.max(1, step - 2), height: tall },
         svg("title", {}, `${day} ${source}: ${value} ${unit}`)));
-    }
-    if (allDays.length <= 31 && (index % Math.ceil(allDays.length / 10) === 0)) {
-      picture.append(svg("text", { x: left + index * step, y: height - 6 }, day.slice(5)));
     }
   });
   container.replaceChildren(picture);
@@ -61,6 +82,12 @@ const FIGURES = [
 
 function rowsWith(tbody, rows, name, empty) {
   fillRows(tbody, rows, [{ value: name }, ...FIGURES], empty);
+}
+
+function lineName(row) {
+  if (!row.bucket) return "(no line: the app and the API)";
+  if (!row.line_e164) return `${row.bucket} (a released line)`;
+  return row.line_label ? `${row.line_e164} (${row.line_label})` : row.line_e164;
 }
 
 function keyName(row) {
@@ -79,6 +106,7 @@ async function show(since, through) {
   rowsWith($("#by-source"), usage.by_source, (r) => r.bucket, none);
   rowsWith($("#by-user"), usage.by_user, (r) => users.get(r.bucket) || r.bucket || "(no account)", none);
   rowsWith($("#by-key"), usage.by_key, keyName, none);
+  rowsWith($("#by-line"), usage.by_line, lineName, none);
   rowsWith($("#by-model"), usage.by_model, (r) => r.bucket, none);
 }
 

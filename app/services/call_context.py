@@ -8,6 +8,9 @@ record their decisions in it; after each turn the voice session reads
 call ends: a transfer only when both transfer flags are true; requested but not
 allowed (the screening gate said no) means the conversation goes on.
 
+It lives beside the pipeline and the tool registry that carry it, below the features:
+telephony fills it in and the diary's tools read it, and neither imports the other.
+
 spec: telephony.md "Diary" (three change attempts per call), "Screening list" (the
 transfer gate), "Tools on a call".
 """
@@ -28,9 +31,11 @@ CHANGE_ATTEMPTS_PER_CALL = MAX_CHANGE_ATTEMPTS
 @dataclass
 class CallContext:
     """One call as the tools see it. ``account_id`` is the line's owner: the identity
-    the agent acts for. ``caller_number`` is E.164, '' when the caller withheld it."""
+    the agent acts for. ``caller_number`` is E.164, '' when the caller withheld it.
+    ``call_id`` is None for a conversation in text with the line, which is no call:
+    what its tools book or take is linked to no call in the log."""
 
-    call_id: UUID
+    call_id: UUID | None
     line_id: UUID
     account_id: UUID
     caller_number: str

@@ -2,6 +2,9 @@
 
 Route handlers receive this bundle by dependency injection (``svc: Services``) and
 call the use cases on it; nothing else keeps global state.
+
+It wires every area together (the platform's services, telephony, the diary,
+notifications), so it stands above them all and below the web layer that serves it.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from app.crypto import SecretBox
 from app.diary.service import DiaryServices
 from app.notify.targets import NotifyTargets
 from app.notify.worker import OutboxWorker
+from app.retention import Retention
 from app.services.accounts import Accounts
 from app.telephony.announce import Announcements
 from app.telephony.compliance import Compliance
+from app.telephony.conversation import LineConversations
 from app.telephony.erasure import CallErasure
 from app.services.agents import Agents
 from app.services.api_keys import ApiKeys
@@ -31,7 +36,6 @@ from app.services.libraries import Libraries
 from app.services.pipeline import Pipeline
 from app.services.projects import Projects
 from app.services.providers import Providers
-from app.services.retention import Retention
 from app.services.sessions import Sessions
 from app.services.settings import Settings
 from app.services.tool_offers import ToolOffers
@@ -86,9 +90,11 @@ class Services:
     #: a call's recording and transcript: playing and erasing; the compliance view
     call_erasure: CallErasure
     compliance: Compliance
+    #: operators talking to a line's agent in text, under the rules of a call
+    line_conversations: LineConversations
     #: each line's language model for the local recogniser
     speech_models: LineSpeechModels
-    #: the pooled connections of calls to remote speech engines (app.voice.engines)
+    #: the pooled connections of calls to remote speech engines (app.telephony.speech_engines)
     speech_http: SpeechHttp = field(default_factory=SpeechHttp)
 
     @classmethod
@@ -104,11 +110,11 @@ class Services:
         http_tool_client = HttpToolClient()
         tools = ToolRegistry(box, http_tool_client, allow_hosts=settings.egress_allow_hosts)
         tool_offers = ToolOffers(audit, tools)
-        pipeline = Pipeline(providers, client, usage, tools, libraries)
-        features = FeatureFlags(settings, audit)
         diary = DiaryServices(audit)
         diary.register_tools(tools)
-        pipeline.clock = diary.clock  # a call's "tomorrow" is the diary's tomorrow
+        # a call's "tomorrow" is the diary's tomorrow
+        pipeline = Pipeline(providers, client, usage, tools, libraries, call_clock=diary.clock)
+        features = FeatureFlags(settings, audit)
         chats = Chats(pipeline)
         telephony = Telephony(settings, box, audit, features, ListenerState())
         speech_http = SpeechHttp()
@@ -153,6 +159,7 @@ class Services:
             outbox_worker=OutboxWorker(settings, box, notify_sender),
             call_erasure=CallErasure(audit, boot["storage.recordings_dir"]),
             compliance=Compliance(settings),
+            line_conversations=LineConversations(settings, features, pipeline, chats, audit),
         )
 
     async def aclose(self) -> None:

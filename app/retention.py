@@ -19,6 +19,10 @@ record of their attempts go after ``NOTIFICATION_DAYS``: their line names a call
 and once posted it has no further use here. Pending rows are never removed.
 
 Appointments, enquiries and the screening list are never touched here.
+
+The sweep reaches into every area (the platform's chats, telephony's calls and
+recordings, notify's outbox), so it stands above the features, beside the bundle
+that builds it, rather than in any one of them.
 """
 
 from __future__ import annotations

@@ -1,0 +1,36 @@
+"""Conversations in text with a line: an operator tries the line's agent without a phone.
+
+Each holds what a call's ``CallContext`` carries from turn to turn (refused change
+attempts, the screening verdict) and how it ended; the transcript is a chat of the
+line's account. ``busy_until`` lets one turn run at a time across every process; a
+process that stopped mid-turn frees it when the time passes.
+"""
+
+from piccolo.apps.migrations.auto.migration_manager import MigrationManager
+
+from app.migration_sql import sql_step
+
+ID = "2026-11-25T21:55:00:000000"
+VERSION = "1.38.0"
+DESCRIPTION = "conversations in text with a line"
+
+STATEMENTS = [
+    """CREATE TABLE line_conversation (
+        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        line_id uuid NOT NULL REFERENCES telephony_line (id) ON DELETE CASCADE,
+        chat_id uuid NOT NULL REFERENCES chat (id) ON DELETE CASCADE,
+        operator_id uuid NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+        change_attempts integer NOT NULL DEFAULT 0,
+        caller_verdict text CHECK (caller_verdict IN ('clear', 'match')),
+        ended text CHECK (ended IN ('completed', 'transferred')),
+        busy_until timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now())""",
+    "CREATE INDEX line_conversation_line ON line_conversation (line_id)",
+]
+
+
+async def forwards():
+    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
+    manager.add_raw(sql_step(STATEMENTS))
+    return manager

@@ -1,1 +1,0 @@
-"""The voice of a telephone call: its engines and its pipeline."""

@@ -1,0 +1,38 @@
+"""The Telephone screen's connection details: the dialplan is the operator's guide's,
+filled in with this deployment's addresses, and a telephony manager (who may not read
+the break-glass settings resource) gets it with the carrier's webhook addresses."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import pytest
+
+from app.console.telephone_setup import dialplan
+from tests.support.settings import set_runtime
+
+pytestmark = pytest.mark.anyio
+
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "telephony.md"
+
+
+def test_the_dialplan_is_the_guides_with_its_addresses_filled_in():
+    text = GUIDE.read_text()
+    start = text.index("[globals]\nSVC=http://10.0.0.5:8080")
+    documented = text[start:text.index("```", start)]
+    assert dialplan("http://10.0.0.5:8080", "10.0.0.5:9092") == documented
+
+
+async def test_a_telephony_manager_is_given_the_addresses_and_dialplan(api, services):
+    await set_runtime(services, "telephony.public_base_url", "https://calls.example.org")
+    await set_runtime(services, "telephony.pbx_listen", "10.0.0.5:9092")
+    manager = await api.as_new_user(services, "desk@example.org",
+                                    permissions=("telephony.manage",))
+    assert (await api.get("/api/admin/telephony", headers=manager)).status_code == 403
+    page = await api.get("/admin/telephone", headers={**manager, "accept": "text/html"})
+    assert page.status_code == 200
+    shown = html.unescape(page.text)
+    assert "https://calls.example.org/api/telephony/carrier/voice" in shown
+    assert "https://calls.example.org/api/telephony/carrier/status" in shown
+    assert "SVC_AUDIO=10.0.0.5:9092" in shown and "SVC_KEY=the-shared-secret" in shown
