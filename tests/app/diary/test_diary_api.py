@@ -11,31 +11,9 @@ import anyio
 import pytest
 
 from app.tables import Appointment, AuditEntry
+from tests.support.diary import LONDON_DIARY
 
 pytestmark = pytest.mark.anyio
-
-# A Tuesday; the diary below opens Monday to Friday 09:00-12:00 and 13:00-17:00.
-NOW = dt.datetime(2027, 3, 2, 8, 0, tzinfo=dt.UTC)
-WEEKDAY_HOURS = [{"weekday": d, "opens_minute": o, "closes_minute": c}
-                 for d in range(5) for o, c in ((540, 720), (780, 1020))]
-LONDON_DIARY = {"timezone": "Europe/London", "slot_minutes": 30, "lead_minutes": 60,
-                "horizon_days": 30, "enabled": True, "hours": WEEKDAY_HOURS}
-
-
-@pytest.fixture
-async def owner(api, services):
-    services.diary.clock.now = lambda: NOW
-    return await api.as_new_user(services, "ann@example.org")
-
-
-@pytest.fixture
-async def stranger(api, services):
-    return await api.as_new_user(services, "bob@example.org")
-
-
-@pytest.fixture
-async def admin(api, services):
-    return await api.as_new_user(services, "boss@example.org", role="admin")
 
 
 async def account_id(api, headers) -> str:

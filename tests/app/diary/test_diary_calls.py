@@ -14,25 +14,14 @@ import pytest
 from app.tables import Appointment, Enquiry, NotifyOutbox, TelephonyCall
 from app.telephony.call_context import CallContext
 from core.pipeline import CallToolPolicy, ToolFinished, ToolStatus
-from tests.app.diary.test_diary_api import LONDON_DIARY, NOW
+from tests.app.diary.calls import CALL_TOOLS, CALLER, a_call
 from tests.app.services.test_pipeline import add_agent, only, turn
-from tests.app.services.test_pipeline import fake, owner  # noqa: F401  (fixtures)
-from tests.app.diary.test_screening_enquiries import CALLER, a_call, a_target
+from tests.app.services.test_pipeline import owner  # noqa: F401  (fixture: an account id)
 from tests.fakes.upstream import Behaviour, ToolCall
 
 pytestmark = pytest.mark.anyio
 
-CALL_TOOLS = ["offer_times", "book_appointment", "change_appointment", "cancel_appointment",
-              "take_message", "put_through"]
 TRANSFER_TO = "+441632960999"
-
-
-@pytest.fixture
-async def diary(services, owner):
-    services.diary.clock.now = lambda: NOW
-    await services.diary.diaries.put(owner, LONDON_DIARY, actor=owner)
-    await a_target(owner)
-    return owner
 
 
 async def use(services, fake, owner, call: CallContext | None, name: str,

@@ -10,10 +10,9 @@ import pytest
 from app.tables import Appointment, Enquiry, TelephonyCall
 from app.telephony.call_context import CallContext
 from core.pipeline import CallToolPolicy, Finished
-from tests.app.diary.test_diary_calls import CALL_TOOLS, diary  # noqa: F401  (fixture)
+from tests.app.diary.calls import CALL_TOOLS, CALLER, LINE, a_call
 from tests.app.services.test_pipeline import add_agent, only, turn
-from tests.app.services.test_pipeline import fake, owner  # noqa: F401  (fixtures)
-from tests.app.diary.test_screening_enquiries import CALLER, LINE, a_call
+from tests.app.services.test_pipeline import owner  # noqa: F401  (fixture: an account id)
 
 pytestmark = pytest.mark.anyio
 

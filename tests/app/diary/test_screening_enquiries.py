@@ -7,39 +7,14 @@ import uuid
 
 import pytest
 
-from app.tables import (AuditEntry, Enquiry, NotifyOutbox, NotifyTarget, ScreeningName,
-                        TelephonyCall, TelephonyLine)
-from app.telephony.call_context import CallContext
-from tests.app.diary.test_diary_api import owner, stranger  # noqa: F401  (fixtures)
+from app.tables import AuditEntry, Enquiry, NotifyOutbox, ScreeningName, TelephonyCall
+from tests.app.diary.calls import CALLER, a_call, a_target
 
 pytestmark = pytest.mark.anyio
-
-LINE = "+441632960001"
-CALLER = "+447700900123"
 
 
 async def me(api, headers) -> uuid.UUID:
     return uuid.UUID((await api.get("/api/me", headers=headers)).json()["id"])
-
-
-async def a_call(account_id: uuid.UUID, *, transfer_e164: str | None = None,
-                 caller: str = CALLER) -> CallContext:
-    """A line of the account and a call in progress on it, as the voice session has."""
-    line = TelephonyLine(e164=LINE, owner_user_id=account_id, transfer_e164=transfer_e164,
-                         enabled=True)
-    await line.save()
-    call = TelephonyCall(number_id=line.id, e164=LINE, from_number=caller or "anonymous",
-                         provider="carrier", owner_id=account_id)
-    await call.save()
-    return CallContext(call.id, line.id, account_id, caller)
-
-
-async def a_target(account_id: uuid.UUID) -> None:
-    """A notification target taking every event, so the outbox shows what was decided."""
-    await NotifyTarget(account_id=account_id, kind="webhook", url_enc="sealed",
-                       host="hooks.example.org",
-                       events=["message_taken", "appointment_booked", "appointment_moved",
-                               "appointment_cancelled"]).save()
 
 
 # -- the screening list

@@ -19,11 +19,6 @@ def assert_error_shape(response, status, code=None, field=None):
     assert response.headers["x-request-id"]
 
 
-@pytest.fixture
-async def admin(api, services):
-    return await api.as_new_user(services, "boss@example.org", role="admin")
-
-
 async def _accounts() -> int:
     return await Account.count()
 

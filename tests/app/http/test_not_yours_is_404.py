@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.app.diary.test_diary_api import LONDON_DIARY, NOW
-from tests.app.diary.test_screening_enquiries import a_call
+from tests.support.diary import LONDON_DIARY, NOW
+from tests.app.diary.calls import a_call
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from core.notifications import SIGNATURE_HEADER, verify_signature
-from tests.app.diary.test_diary_api import book, owner, put_diary  # noqa: F401  (owner: fixture)
+from tests.app.diary.test_diary_api import book, put_diary
 from tests.support.receiver import Receiver
 from tests.support.settings import allow_loopback, set_runtime
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_bookings_reach_the_receiver_once_each_and_refusals_send_nothing(
-        api, services, owner):  # noqa: F811
+        api, services, owner):
     await allow_loopback(services)
     await set_runtime(services, "notifications.enabled", True)
     receiver = Receiver(script=[503])  # the first post fails and is retried

@@ -24,21 +24,6 @@ SECRET_URL = "https://hooks.example.com/services/T000/B000/very-secret-token"
 EVENTS = ["message_taken", "appointment_booked", "appointment_moved", "appointment_cancelled"]
 
 
-@pytest.fixture
-async def owner(api, services):
-    return await api.as_new_user(services, "owner@example.com")
-
-
-@pytest.fixture
-async def stranger(api, services):
-    return await api.as_new_user(services, "stranger@example.com")
-
-
-@pytest.fixture
-async def admin(api, services):
-    return await api.as_new_user(services, "admin@example.com", role="admin")
-
-
 async def _create(api, headers, **fields):
     response = await api.post("/api/notify-targets", headers=headers,
                               json={"kind": "chat_a", "url": SECRET_URL, **fields})

@@ -13,7 +13,6 @@ import pytest
 
 from app.log_format import JsonFormatter, RequestIdFilter
 from app.tables import UsageEvent
-from tests.app.public_api.test_public_api import v1  # noqa: F401  (fixture)
 from tests.fakes.upstream import Behaviour
 from tests.support.http import free_socket
 
@@ -22,7 +21,7 @@ pytestmark = pytest.mark.anyio
 CHAT = {"model": "fake-small", "messages": [{"role": "user", "content": "x"}]}
 
 
-async def _ask(v1, stream: bool) -> httpx.Response:  # noqa: F811
+async def _ask(v1, stream: bool) -> httpx.Response:
     return await v1.api.post("/v1/chat/completions", json={**CHAT, "stream": stream},
                              headers={"Authorization": f"Bearer {v1.key}"})
 
@@ -35,7 +34,7 @@ def _openai_error(response: httpx.Response, status: int, code: str) -> None:
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-async def test_a_provider_nobody_answers_for_is_502(v1, services, stream):  # noqa: F811
+async def test_a_provider_nobody_answers_for_is_502(v1, services, stream):
     closed = free_socket()
     port = closed.getsockname()[1]
     closed.close()  # nothing listens there any more: the connection is refused
@@ -50,14 +49,14 @@ async def test_a_provider_nobody_answers_for_is_502(v1, services, stream):  # no
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-async def test_a_provider_that_does_not_answer_in_time_is_504(v1, services, stream):  # noqa: F811
+async def test_a_provider_that_does_not_answer_in_time_is_504(v1, services, stream):
     v1.services.client.timeouts = type(v1.services.client.timeouts)(connect=2, read=0.3)
     v1.upstream.behaviour = Behaviour(first_byte_delay=2)
     _openai_error(await _ask(v1, stream), 504, "upstream_timeout")
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-async def test_a_provider_that_fails_is_502(v1, services, stream):  # noqa: F811
+async def test_a_provider_that_fails_is_502(v1, services, stream):
     v1.upstream.behaviour = Behaviour(status=503)
     _openai_error(await _ask(v1, stream), 502, "upstream_error")
 
@@ -72,7 +71,7 @@ def _plain(text: str) -> None:
     assert not _INTERNALS.search(text), text
 
 
-async def _point_the_provider_at(v1, services, base_url: str) -> None:  # noqa: F811
+async def _point_the_provider_at(v1, services, base_url: str) -> None:
     admin = await v1.api.as_new_user(services, "root@example.org", role="admin")
     providers = (await v1.api.get("/api/admin/providers", headers=admin)).json()["data"]
     changed = await v1.api.patch(f"/api/admin/providers/{providers[0]['id']}", headers=admin,
@@ -81,8 +80,8 @@ async def _point_the_provider_at(v1, services, base_url: str) -> None:  # noqa: 
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-async def test_a_provider_that_cannot_be_reached_is_told_in_words(v1, services, stream,  # noqa: F811
-                                                                  caplog):  # noqa: F811
+async def test_a_provider_that_cannot_be_reached_is_told_in_words(v1, services, stream,
+                                                                  caplog):
     closed = free_socket()
     port = closed.getsockname()[1]
     closed.close()
@@ -101,7 +100,7 @@ async def test_a_provider_that_cannot_be_reached_is_told_in_words(v1, services, 
 
 
 @pytest.mark.parametrize("interrupt", ["drop", "drop_mid_event"])
-async def test_an_answer_cut_off_midway_is_told_in_words(v1, interrupt):  # noqa: F811
+async def test_an_answer_cut_off_midway_is_told_in_words(v1, interrupt):
     v1.upstream.behaviour = Behaviour(chunks=6, interrupt_after=2, interrupt=interrupt)
     answer = await _ask(v1, stream=True)
     assert answer.status_code == 200  # the error comes as the stream's last frame
@@ -112,7 +111,7 @@ async def test_an_answer_cut_off_midway_is_told_in_words(v1, interrupt):  # noqa
 
 @pytest.mark.parametrize("status", [400, 401, 500])
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-async def test_no_part_of_the_provider_key_is_echoed(v1, status, stream):  # noqa: F811
+async def test_no_part_of_the_provider_key_is_echoed(v1, status, stream):
     # The instance's key is "instance-key": providers quote it cut or masked.
     for echo in ("inst...-key", "instance-k", "instance-****", "****e-key"):
         v1.upstream.behaviour = Behaviour(status=status,

@@ -3,7 +3,6 @@
 import asyncio
 import datetime as dt
 import time
-from dataclasses import dataclass
 
 import anyio
 import httpx
@@ -12,35 +11,9 @@ import pytest
 
 from app.tables import ApiKey, UsageEvent
 from core import ratelimit
-from tests.fakes.upstream import Behaviour, FakeUpstream
+from tests.fakes.upstream import Behaviour
 
 pytestmark = pytest.mark.anyio
-
-
-@dataclass
-class V1:
-    api: object
-    services: object
-    upstream: FakeUpstream
-    key: str
-    user: dict
-    sdk: openai.AsyncOpenAI
-
-
-@pytest.fixture
-async def v1(api, services):
-    async with FakeUpstream() as upstream:
-        admin = await api.as_new_user(services, "boss@example.org", role="admin")
-        await api.post("/api/admin/providers", headers=admin, json={
-            "name": "fake", "base_url": upstream.base_url, "api_key": "instance-key",
-            "models": ["fake-small"]})
-        user = await api.as_new_user(services, "dev@example.org")
-        minted = await api.post("/api/profile/api-keys", headers=user, json={"name": "laptop"})
-        assert minted.status_code == 201, minted.text
-        sdk = openai.AsyncOpenAI(base_url=f"{api.base_url}/v1", api_key=minted.json()["key"],
-                                 max_retries=0)
-        yield V1(api, services, upstream, minted.json()["key"], user, sdk)
-        await sdk.close()
 
 
 async def test_a_minted_key_is_shown_once_and_stored_only_as_a_fingerprint(v1):

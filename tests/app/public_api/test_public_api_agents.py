@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
 
 import anyio
 import httpx
@@ -17,60 +16,10 @@ import pytest
 from app.public_api import agent_calls
 from app.tables import Chat, ChatMessage, UsageEvent
 from core.pipeline import ToolSpec
-from tests.app.services.test_pipeline import ScriptedUpstream
+from tests.app.public_api.callers import Caller, new_caller
 from tests.fakes.upstream import Behaviour, ToolCall
 
 pytestmark = pytest.mark.anyio
-
-LEAFLET = ("The clinic opens at nine on weekdays. Parking is free behind the building. "
-           "Dogs must be on a lead in the waiting room.")
-
-
-@dataclass
-class Caller:
-    api: object
-    services: object
-    upstream: ScriptedUpstream
-    user: dict
-    key: str
-    sdk: openai.AsyncOpenAI
-
-    @property
-    def bearer(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.key}"}
-
-    async def agent(self, **fields) -> str:
-        body = {"name": "Front desk", "model": "fake-small", **fields}
-        created = await self.api.post("/api/agents", headers=self.user, json=body)
-        assert created.status_code == 201, created.text
-        return f"agent/{created.json()['id']}"
-
-    async def leaflet_agent(self) -> str:
-        library = (await self.api.post("/api/libraries", headers=self.user,
-                                       json={"name": "Leaflets"})).json()
-        added = await self.api.post(f"/api/libraries/{library['id']}/documents",
-                                    headers=self.user,
-                                    json={"title": "Visitor leaflet", "content": LEAFLET})
-        assert added.status_code == 201, added.text
-        return await self.agent(model="local", library_ids=[library["id"]])
-
-
-async def new_caller(api, services, upstream, email: str) -> Caller:
-    user = await api.as_new_user(services, email)
-    minted = (await api.post("/api/profile/api-keys", headers=user, json={"name": "cli"})).json()
-    sdk = openai.AsyncOpenAI(base_url=f"{api.base_url}/v1", api_key=minted["key"], max_retries=0)
-    return Caller(api, services, upstream, user, minted["key"], sdk)
-
-
-@pytest.fixture
-async def ann(api, services):
-    async with ScriptedUpstream() as upstream:
-        admin = await api.as_new_user(services, "boss@example.org", role="admin")
-        await api.post("/api/admin/providers", headers=admin, json={
-            "name": "fake", "base_url": upstream.base_url, "models": ["fake-small"]})
-        caller = await new_caller(api, services, upstream, "ann@example.org")
-        yield caller
-        await caller.sdk.close()
 
 
 def user(text: str) -> dict[str, str]:

@@ -14,14 +14,8 @@ import pytest
 from app.config import BootConfig
 from app.tables import Chat, UsageEvent
 from core.pipeline import CITATION_RULE
-from tests.app.public_api.test_public_api_agents import (  # noqa: F401 - the fixture is used by name
-    LEAFLET,
-    Caller,
-    ann,
-    data_frames,
-    streamed,
-    user,
-)
+from tests.app.public_api.callers import LEAFLET, Caller
+from tests.app.public_api.test_public_api_agents import data_frames, streamed, user
 from tests.fakes.upstream import Behaviour
 
 pytestmark = pytest.mark.anyio

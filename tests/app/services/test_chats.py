@@ -13,7 +13,6 @@ from app.http.errors import NotFound
 from app.services.access import reach_of_account
 from app.tables import Agent, Chat, UsageEvent
 from tests.app.services.test_pipeline import add_agent, add_fake_provider
-from tests.app.services.test_pipeline import fake  # noqa: F401  (fixture)
 from tests.fakes.upstream import Behaviour, ToolCall
 
 pytestmark = pytest.mark.anyio

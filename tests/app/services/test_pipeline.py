@@ -1,7 +1,7 @@
 """The agent pipeline end to end: a provider row pointing at the loopback fake upstream,
 an agent row, and the events a turn emits — text, tools, failures, usage, citations.
 
-The helpers at the top (``ScriptedUpstream``, ``add_account``, ``add_agent``,
+The helpers at the top (``add_account``, ``add_agent``,
 ``add_fake_provider``, ``StaticRetriever``, ``turn``) serve the chat tests as well.
 """
 
@@ -41,23 +41,6 @@ from app.telephony.call_context import CallContext
 from tests.fakes.upstream import Behaviour, FakeUpstream, ToolCall
 
 pytestmark = pytest.mark.anyio
-
-
-class ScriptedUpstream(FakeUpstream):
-    """The fake, answering each chat request with the next behaviour of ``script``
-    (then keeping the last one): a tool call first, the answer after it."""
-
-    def __init__(self, *script: Behaviour) -> None:
-        super().__init__()
-        self.script = list(script)
-
-    async def _chat(self, request):
-        if self.script:
-            self.behaviour = self.script.pop(0)
-        return await super()._chat(request)
-
-    def chat_requests(self) -> list[Any]:
-        return [r.json for r in self.requests if r.path.endswith("/chat/completions")]
 
 
 class StaticRetriever:
@@ -107,12 +90,6 @@ async def turn(services, owner: uuid.UUID, agent_id: uuid.UUID, question: str,
 
 async def usage_rows() -> list[dict[str, Any]]:
     return await UsageEvent.select().order_by(UsageEvent.id)
-
-
-@pytest.fixture
-async def fake():
-    async with ScriptedUpstream() as upstream:
-        yield upstream
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from app.services.bundle import Services
 from app.tables import Agent, HttpToolOffer
 from core.pipeline import ToolFinished, ToolStatus
 from tests.app.services.test_pipeline import add_agent, only, turn
-from tests.app.services.test_pipeline import fake, owner  # noqa: F401  (fixtures)
+from tests.app.services.test_pipeline import owner  # noqa: F401  (fixture: an account id)
 from tests.fakes.upstream import Behaviour, ToolCall
 from tests.support.listener import SilentListener
 from tests.support.settings import allow_loopback
@@ -32,11 +32,6 @@ SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "require
 def tool_body(**changes: Any) -> dict[str, Any]:
     return {"name": "weather", "description": "Weather for a city.", "parameters": SCHEMA,
             "url": "http://127.0.0.1:9/weather", **changes}
-
-
-@pytest.fixture
-async def admin(api, services):
-    return await api.as_new_user(services, "boss@example.org", role="admin")
 
 
 async def test_admin_creates_lists_changes_and_deletes_a_tool(api, admin):

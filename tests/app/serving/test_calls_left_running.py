@@ -19,7 +19,7 @@ import pytest
 
 from adapters.call_simulator import AwaitHangup, Caller, prepare, ring_carrier
 from app.tables import TelephonyCall
-from tests.app.serving.test_database_faults import VOICE, Rig, rig  # noqa: F401 (a fixture)
+from tests.app.serving.rig import VOICE, Rig
 from tests.app.serving.test_killed_during_bookings import Served
 from tests.app.telephony.test_telephony_setup import (
     CREDENTIAL,

@@ -13,85 +13,16 @@ that never got its audio ends with a recorded outcome (``no_media``).
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import logging
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 
 import anyio
 import pytest
 
-from adapters.embedded_postgres import EmbeddedPostgres
-from app import db
 from app.tables import Account, TelephonyCall, UsageEvent
-from tests.app.telephony.test_telephony_setup import (
-    SHARED_SECRET,
-    carrier_post,
-    deployment,
-    voice_params,
-)
-from tests.fakes.upstream import FakeUpstream
-from tests.support.http import running_app
-from tests.support.settings import set_runtime
+from tests.app.telephony.test_telephony_setup import SHARED_SECRET
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
-
-VOICE = "/api/telephony/carrier/voice"
-CHAT = {"model": "fake-small", "messages": [{"role": "user", "content": "Hello"}]}
-_sids = itertools.count(1)
-
-
-@dataclass
-class Rig:
-    server: EmbeddedPostgres
-    api: object
-    services: object
-    v1: dict[str, str]
-    session: dict[str, str]
-    statuses: list[int] = field(default_factory=list)
-
-    async def stop_database(self) -> None:
-        await anyio.to_thread.run_sync(self.server.stop)
-
-    async def start_database(self) -> None:
-        await anyio.to_thread.run_sync(self.server.start)
-
-    async def complete(self, **extra) -> object:
-        response = await self.api.post("/v1/chat/completions", headers=self.v1,
-                                       json={**CHAT, **extra})
-        self.statuses.append(response.status_code)
-        return response
-
-    async def call(self) -> bytes:
-        answered = await carrier_post(self.api, VOICE,
-                                      voice_params(call_sid=f"CA{next(_sids):04d}"))
-        assert answered.status_code == 200, answered.text
-        return answered.content
-
-
-@pytest.fixture
-async def rig(tmp_path, boot):
-    from app.services.bundle import Services
-
-    server = EmbeddedPostgres(tmp_path / "own-pg")
-    db.use_database(await anyio.to_thread.run_sync(server.start))
-    await db.migrate()
-    await db.open_pool(max_size=10)
-    services = Services.build(boot)  # settings cached for a second, as in production
-    try:
-        async with FakeUpstream() as upstream, running_app(services) as api:
-            setup = await deployment(api, services)
-            await set_runtime(services, "api.rate_per_min", 1_000_000)
-            await api.post("/api/admin/providers", headers=setup.admin, json={
-                "name": "fake", "base_url": upstream.base_url, "models": ["fake-small"]})
-            minted = await api.post("/api/profile/api-keys", headers=setup.owner,
-                                    json={"name": "k"})
-            yield Rig(server, api, services, {"Authorization": f"Bearer {minted.json()['key']}"},
-                      setup.owner)
-    finally:
-        await services.usage.drain()
-        await db.close_pool()
-        await anyio.to_thread.run_sync(server.stop)
 
 
 def _rejected(document: bytes) -> bool:

@@ -13,11 +13,6 @@ from core.pipeline import ToolFailed
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
 async def test_end_call_records_the_agents_decision_and_says_goodbye():
     call = CallContext(uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), "+441632960777")
     result = await end_call({}, call)

@@ -15,7 +15,7 @@ import pytest
 from app.main import create_app
 from app.tables import AuditEntry, TelephonyCall
 from core.pipeline import ToolStatus
-from tests.app.services.test_pipeline import fake, owner  # noqa: F401  (fixtures)
+from tests.app.services.test_pipeline import owner  # noqa: F401  (fixture: an account id)
 from tests.app.telephony.test_telephony_setup import SHARED_SECRET, deployment
 from tests.app.services.test_tools import _ask_with_tool, tool_body
 
