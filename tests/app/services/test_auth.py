@@ -89,13 +89,13 @@ async def test_a_burst_of_guesses_gets_only_the_free_checks(api, services, monke
 
     await services.accounts.create("ann@example.org", PASSWORD)
     checked = []
-    real_verify = accounts._verify
+    real_verify = accounts.password_matches
 
     async def counting_verify(stored_hash, password):
         checked.append(password)
         return await real_verify(stored_hash, password)
 
-    monkeypatch.setattr(accounts, "_verify", counting_verify)
+    monkeypatch.setattr(accounts, "password_matches", counting_verify)
     statuses = []
 
     async def guess(number):

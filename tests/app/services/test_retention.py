@@ -7,6 +7,7 @@ import pytest
 
 from app.scheduler import daily_sweep_trigger, run_once_per_slot
 from app.tables import Account, Chat
+from tests.support.settings import set_runtime
 
 pytestmark = pytest.mark.anyio
 
@@ -23,20 +24,13 @@ async def test_api_conversations_older_than_the_period_are_deleted(services):
     await _chat("api", 1)
     await _chat("app", 10)
     assert (await services.retention.sweep(dt.datetime.now(dt.UTC)))["api_chats"] == 0
-    await services.settings._store("api.chat_retention_days", 5, _root(), audit_value=True)
+    await set_runtime(services, "api.chat_retention_days", 5)
     counts = await services.retention.sweep(dt.datetime.now(dt.UTC))
     assert counts["api_chats"] == 1
     remaining = await Chat.select(Chat.source)
     assert sorted(r["source"] for r in remaining) == ["api", "app"]
     audited = await services.audit.query(kind="retention.swept")
     assert audited and "api_chats" in str(audited[0]["data"])
-
-
-def _root():
-    import uuid
-
-    from app.services.accounts import Identity
-    return Identity(uuid.uuid4(), "root@x", "superadmin", frozenset())
 
 
 async def test_each_days_sweep_runs_once_however_many_processes_fire(database):

@@ -78,7 +78,7 @@ async def test_a_call_listens_with_its_lines_model_when_recognition_is_local(ser
     voice = services.call_voice
     voice.speech_models = models
     model = await models.build(agent_id)
-    tuned = await voice._tuned(Engines(LocalRecogniser()), agent_id)
+    tuned = await voice.tuned(Engines(LocalRecogniser()), agent_id)
     assert tuned.recogniser.model == model
     remote = object()
-    assert (await voice._tuned(Engines(remote), agent_id)).recogniser is remote
+    assert (await voice.tuned(Engines(remote), agent_id)).recogniser is remote

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from app.tables import TelephonyCall, TelephonyRing
-from app.telephony.voice import _callers_number
+from app.telephony.voice import callers_number
 from tests.app.telephony.test_telephony_refusals import refusal_reasons, rejected
 from tests.app.telephony.test_telephony_setup import LINE_NUMBER, deployment
 
@@ -59,4 +59,4 @@ async def test_withheld_callers_are_bounded_by_the_cap(api, setup):
 @pytest.mark.parametrize("reported, number", [
     ("+447700900401", "+447700900401"), ("+266696687", ""), ("anonymous", ""), ("201", "")])
 def test_the_agent_is_given_no_number_for_a_withheld_caller(reported, number):
-    assert _callers_number(reported) == number
+    assert callers_number(reported) == number
