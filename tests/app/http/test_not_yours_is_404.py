@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.diary import LONDON_DIARY, NOW
 from tests.app.diary.calls import a_call
+from tests.support.diary import LONDON_DIARY, NOW
 
 pytestmark = pytest.mark.anyio
 

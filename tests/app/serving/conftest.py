@@ -8,7 +8,7 @@ import pytest
 from adapters.embedded_postgres import EmbeddedPostgres
 from app import db
 from tests.app.serving.rig import Rig
-from tests.app.telephony.test_telephony_setup import deployment
+from tests.app.telephony.deployment import deployment
 from tests.fakes.upstream import FakeUpstream
 from tests.support.http import running_app
 from tests.support.settings import set_runtime

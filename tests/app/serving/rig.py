@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from adapters.embedded_postgres import EmbeddedPostgres
-from tests.app.telephony.test_telephony_setup import carrier_post, voice_params
+from tests.app.telephony.deployment import carrier_post, voice_params
 
 VOICE = "/api/telephony/carrier/voice"
 CHAT = {"model": "fake-small", "messages": [{"role": "user", "content": "Hello"}]}

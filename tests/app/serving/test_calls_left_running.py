@@ -21,7 +21,7 @@ from adapters.call_simulator import AwaitHangup, Caller, prepare, ring_carrier
 from app.tables import TelephonyCall
 from tests.app.serving.rig import VOICE, Rig
 from tests.app.serving.test_killed_during_bookings import Served
-from tests.app.telephony.test_telephony_setup import (
+from tests.app.telephony.deployment import (
     CREDENTIAL,
     LINE_NUMBER,
     PUBLIC,

@@ -20,7 +20,7 @@ import anyio
 import pytest
 
 from app.tables import Account, TelephonyCall, UsageEvent
-from tests.app.telephony.test_telephony_setup import SHARED_SECRET
+from tests.app.telephony.deployment import SHARED_SECRET
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 

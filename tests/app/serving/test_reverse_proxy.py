@@ -25,7 +25,7 @@ from twilio.request_validator import RequestValidator
 
 from adapters.call_simulator import Caller, Listen, prepare, ring_carrier, transcribe
 from app.tables import TelephonyCall, TelephonySignatureFailure
-from tests.app.telephony.test_telephony_setup import CREDENTIAL, deployment, voice_params
+from tests.app.telephony.deployment import CREDENTIAL, deployment, voice_params
 from tests.fakes.coded_speech import CodedRecogniser, CodedSynthesiser, normalise
 from tests.support.http import running_app
 from tests.support.tls import self_signed

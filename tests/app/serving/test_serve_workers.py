@@ -31,7 +31,7 @@ import pytest
 
 from core.audiosocket import AudioSocketClient
 from tests.app.serving.test_serve_process import free_port
-from tests.app.telephony.test_telephony_setup import CALLER, LINE_NUMBER, SHARED_SECRET
+from tests.app.telephony.deployment import CALLER, LINE_NUMBER, SHARED_SECRET
 from tests.support.api_users import first_admin, user_with_key
 from tests.support.processes import printed_once_serving, serve_logged
 

@@ -11,8 +11,8 @@ import pytest
 
 from app import db
 from app.tables import Chat, ChatMessage, TelephonyCall
+from tests.app.telephony.deployment import LINE_NUMBER, carrier_post, deployment, voice_params
 from tests.app.telephony.test_telephony_carrier import ticket_of
-from tests.app.telephony.test_telephony_setup import LINE_NUMBER, carrier_post, deployment, voice_params
 
 pytestmark = pytest.mark.anyio
 

@@ -20,7 +20,7 @@ from websockets.asyncio.client import connect as ws_connect
 
 from app.tables import Chat, ChatMessage, TelephonyCall
 from app.telephony.audio_listener import AudioListener
-from tests.app.telephony.test_telephony_setup import (
+from tests.app.telephony.deployment import (
     CALLER,
     LINE_NUMBER,
     SHARED_SECRET,

@@ -36,7 +36,7 @@ from adapters.call_simulator import (
     transcribe,
 )
 from app.tables import TelephonyCall
-from tests.app.telephony.test_telephony_setup import CREDENTIAL, PUBLIC, SHARED_SECRET, deployment
+from tests.app.telephony.deployment import CREDENTIAL, PUBLIC, SHARED_SECRET, deployment
 from tests.fakes.coded_speech import CodedRecogniser, CodedSynthesiser, normalise
 from tests.support.http import running_app
 

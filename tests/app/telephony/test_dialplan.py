@@ -17,7 +17,7 @@ from urllib.parse import quote
 import pytest
 
 from app.tables import TelephonyCall
-from tests.app.telephony.test_telephony_setup import SHARED_SECRET, deployment
+from tests.app.telephony.deployment import SHARED_SECRET, deployment
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ import datetime as dt
 import pytest
 
 from app.tables import TelephonyCall
-from tests.app.telephony.test_telephony_setup import carrier_post, deployment, voice_params
+from tests.app.telephony.deployment import carrier_post, deployment, voice_params
 
 pytestmark = pytest.mark.anyio
 

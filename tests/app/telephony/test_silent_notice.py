@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from app.tables import TelephonyCall
+from tests.app.telephony.deployment import deployment
 from tests.app.telephony.test_call_voice_transports import heard_until_closed
-from tests.app.telephony.test_telephony_setup import deployment
 from tests.fakes.speech import PCM_RATE, FakeSpeech, SpeechBehaviour
 from tests.support.settings import allow_loopback
 

@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from app.voice.engines import engines_for_calls
+from tests.app.telephony.deployment import deployment
 from tests.app.telephony.test_telephony_readiness import checks
-from tests.app.telephony.test_telephony_setup import deployment
 from tests.fakes.speech import spoken_pcm
 from tests.fakes.speech_servers import FakeKokoro, FakeSpeaches, kokoro, speaches  # noqa: F401
 

@@ -8,7 +8,7 @@ import pytest
 from app.config import BootConfig
 from app.services.bundle import Services
 from app.tables import AuditEntry, Chat, RuntimeSetting, TelephonyCall
-from tests.app.telephony.test_telephony_setup import CREDENTIAL, LINE_NUMBER, PUBLIC, deployment
+from tests.app.telephony.deployment import CREDENTIAL, LINE_NUMBER, PUBLIC, deployment
 from tests.support.http import running_app
 
 pytestmark = pytest.mark.anyio

@@ -16,8 +16,8 @@ from app.main import create_app
 from app.tables import AuditEntry, TelephonyCall
 from core.pipeline import ToolStatus
 from tests.app.services.test_pipeline import owner  # noqa: F401  (fixture: an account id)
-from tests.app.telephony.test_telephony_setup import SHARED_SECRET, deployment
 from tests.app.services.test_tools import _ask_with_tool, tool_body
+from tests.app.telephony.deployment import SHARED_SECRET, deployment
 
 pytestmark = pytest.mark.anyio
 

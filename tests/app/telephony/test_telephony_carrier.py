@@ -10,7 +10,7 @@ import pytest
 from twilio.twiml.voice_response import Connect, Stream, VoiceResponse
 
 from app.tables import AuditEntry, TelephonyCall, TelephonySignatureFailure, TelephonyTicket
-from tests.app.telephony.test_telephony_setup import (
+from tests.app.telephony.deployment import (
     CALLER,
     LINE_NUMBER,
     PUBLIC,

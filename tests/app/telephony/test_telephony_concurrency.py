@@ -14,7 +14,7 @@ import pytest
 
 from app.services.bundle import Services
 from app.tables import AuditEntry, TelephonyCall
-from tests.app.telephony.test_telephony_setup import carrier_post, deployment, voice_params
+from tests.app.telephony.deployment import carrier_post, deployment, voice_params
 from tests.support.http import running_app
 
 pytestmark = pytest.mark.anyio

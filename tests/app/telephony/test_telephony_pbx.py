@@ -13,7 +13,7 @@ import pytest
 from app.main import create_app
 from app.tables import AuditEntry, TelephonyCall, TelephonyTicket
 from core.tickets import Ticket, present_ticket
-from tests.app.telephony.test_telephony_setup import CALLER, LINE_NUMBER, SHARED_SECRET, deployment
+from tests.app.telephony.deployment import CALLER, LINE_NUMBER, SHARED_SECRET, deployment
 
 pytestmark = pytest.mark.anyio
 

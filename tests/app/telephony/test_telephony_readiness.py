@@ -14,7 +14,7 @@ import pytest
 from aiohttp import web
 
 from app.telephony.readiness import CHECK_IDS
-from tests.app.telephony.test_telephony_setup import deployment
+from tests.app.telephony.deployment import deployment
 
 pytestmark = pytest.mark.anyio
 

@@ -12,9 +12,9 @@ import pytest
 
 from app import db
 from app.tables import AuditEntry, TelephonyCall
-from tests.app.telephony.test_telephony_pbx import FakeAsterisk
-from tests.app.telephony.test_telephony_setup import CALLER, LINE_NUMBER, carrier_post, deployment, \
+from tests.app.telephony.deployment import CALLER, LINE_NUMBER, carrier_post, deployment, \
     voice_params
+from tests.app.telephony.test_telephony_pbx import FakeAsterisk
 
 pytestmark = pytest.mark.anyio
 

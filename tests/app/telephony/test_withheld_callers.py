@@ -13,8 +13,8 @@ import pytest
 
 from app.tables import TelephonyCall, TelephonyRing
 from app.telephony.voice import callers_number
+from tests.app.telephony.deployment import LINE_NUMBER, deployment
 from tests.app.telephony.test_telephony_refusals import refusal_reasons, rejected
-from tests.app.telephony.test_telephony_setup import LINE_NUMBER, deployment
 
 pytestmark = pytest.mark.anyio
 
