@@ -15,11 +15,14 @@ from tests.support.settings import set_runtime
 
 
 @pytest.fixture
-async def rig(tmp_path, boot):
+async def rig(tmp_path_factory, boot):
     """The service on its own PostgreSQL: a line switched on, the fake provider, an API key."""
     from app.services.bundle import Services
 
-    server = EmbeddedPostgres(tmp_path / "own-pg")
+    # Not under the test's own directory: PostgreSQL's socket is made in its data
+    # directory, and a socket's path is at most 107 bytes, which the test's name and a
+    # worker's directory (pytest-xdist) would pass.
+    server = EmbeddedPostgres(tmp_path_factory.mktemp("pg") / "own")
     db.use_database(await anyio.to_thread.run_sync(server.start))
     await db.migrate()
     await db.open_pool(max_size=10)
