@@ -38,7 +38,7 @@ _PROTOS = ("http", "https")
 _SEPARATORS = re.compile(r"[\s,]+")
 
 
-def _address(text: str) -> Address | None:
+def header_address(text: str) -> Address | None:
     """An address from a header entry: ``1.2.3.4``, ``1.2.3.4:80``, ``[::1]:80``,
     ``::1``; None for anything else (``unknown``, obfuscated ``_names``, garbage)."""
     try:
@@ -103,7 +103,7 @@ def _forwarded_hops(values: Iterable[str]) -> list[Hop]:
         for pair in element.split(";"):
             name, _, value = pair.partition("=")
             pairs[name.strip().lower()] = value
-        hops.append(Hop(_address(pairs["for"]) if "for" in pairs else None,
+        hops.append(Hop(header_address(pairs["for"]) if "for" in pairs else None,
                         _proto(pairs.get("proto"))))
     return hops
 
@@ -115,14 +115,14 @@ def _x_forwarded_hops(fors: Iterable[str], protos: Iterable[str]) -> list[Hop]:
     schemes = [part for part in ",".join(protos).split(",") if part.strip()]
     if len(schemes) != len(addresses):
         schemes = [schemes[-1] if schemes else ""] * len(addresses)
-    return [Hop(_address(a), _proto(p)) for a, p in zip(addresses, schemes)]
+    return [Hop(header_address(a), _proto(p)) for a, p in zip(addresses, schemes)]
 
 
 def origin(peer: str, headers: Iterable[tuple[str, str]],
            trusted: TrustedProxies) -> Origin:
     """Who sent the request: ``peer`` itself unless it is a trusted proxy, else the
     hop left of the last trusted one. ``headers`` are (lower-case name, value)."""
-    peer_address = _address(peer)
+    peer_address = header_address(peer)
     if peer_address not in trusted:
         return Origin(peer, None)
     forwarded, fors, protos = [], [], []

@@ -104,7 +104,10 @@ async def hash_password(password: str) -> str:
     return await anyio.to_thread.run_sync(_HASHER.hash, password)
 
 
-async def _verify(stored_hash: str, password: str) -> bool:
+async def password_matches(stored_hash: str, password: str) -> bool:
+    """Whether ``password`` is the one ``stored_hash`` was made from; a hash that cannot
+    be read matches nothing. Every password check of the service goes through here."""
+
     def verify() -> bool:
         try:
             return _HASHER.verify(stored_hash, password)
@@ -180,7 +183,7 @@ class Accounts:
 
     async def verify_password(self, account_id: UUID, password: str) -> bool:
         row = await Account.select(Account.password_hash).where(Account.id == account_id).first()
-        return row is not None and await _verify(row["password_hash"], password)
+        return row is not None and await password_matches(row["password_hash"], password)
 
     async def authenticate(self, email: str, password: str, address: str) -> dict[str, Any]:
         """The account for these credentials, or 401 without saying which part was wrong."""
@@ -191,7 +194,7 @@ class Accounts:
             raise Unauthorized("Wrong email or password.", code="invalid_credentials")
         await sign_in_attempts.reserve(email, address)
         row = await Account.select().where(Account.email == email).first()
-        valid = await _verify(row["password_hash"] if row else _DUMMY_HASH, password)
+        valid = await password_matches(row["password_hash"] if row else _DUMMY_HASH, password)
         if not valid or row is None or row["deactivated_at"] is not None:
             raise Unauthorized("Wrong email or password.", code="invalid_credentials")
         await sign_in_attempts.succeeded(email)

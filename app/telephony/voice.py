@@ -83,7 +83,7 @@ def phone_dials(snapshot: Snapshot) -> PhoneDials:
     )
 
 
-def _callers_number(reported: str) -> str:
+def callers_number(reported: str) -> str:
     """The caller's number for the agent's tools; '' when withheld (a carrier's
     marker number for a withheld caller is nobody's number)."""
     return reported if reported.startswith("+") and not is_withheld(reported) else ""
@@ -169,21 +169,22 @@ class CallVoice:
         if line is None or call.agent_id is None or call.owner_id is None:
             raise LookupError("the line or its binding went between answer and audio")
         snapshot = await self.settings.snapshot()
-        engines = await self._tuned(await self.engines(), call.agent_id)
+        engines = await self.tuned(await self.engines(), call.agent_id)
         reach = await reach_of_account(call.owner_id, line.owner_is_admin)
         agent = await load_agent(call.agent_id, reach)
         opening = compose_opening(line.greeting, line.notice, recording=line.record_calls)
         chat_id = await self._open_transcript(call, agent, reach, opening)
         context = CallContext(call.call_id, line.id, call.owner_id,
-                              _callers_number(call.from_number))
+                              callers_number(call.from_number))
         call_agent = CallAgent(self.pipeline, self.chats, chat_id, agent, reach,
                                 await call_tool_policy(self.settings), context,
                                 bool(line.transfer_e164))
         setup = CallSetup(opening, phone_dials(snapshot), snapshot["voice_live.stt_sample_rate"])
         return engines, call_agent, setup, line.record_calls
 
-    async def _tuned(self, engines: CallEngines, agent_id: UUID) -> CallEngines:
-        """The local recogniser listens with the line's own model, once one is built."""
+    async def tuned(self, engines: CallEngines, agent_id: UUID) -> CallEngines:
+        """The engines for a call to the agent's line: the local recogniser listens with
+        the line's own model, once one is built; any other engines are left as they are."""
         if self.speech_models is None or not isinstance(engines.recogniser, LocalRecogniser):
             return engines
         model = await self.speech_models.for_call(agent_id)

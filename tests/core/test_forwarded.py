@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.forwarded import Origin, _address, origin, parse_trusted_proxies
+from core.forwarded import Origin, header_address, origin, parse_trusted_proxies
 
 PROXY = "10.0.0.2"
 TRUSTED = parse_trusted_proxies("10.0.0.0/24, 192.168.1.1 ::1")
@@ -110,8 +110,8 @@ def test_any_header_text_gives_the_peer_or_an_address_it_names(peer, names, valu
     headers = list(zip(names, values))
     found = origin(peer, headers, TRUSTED)
     assert found.proto in (None, "http", "https")
-    named = {_address(piece) for _, value in headers
-             for piece in re.split(r"[,;=]", value)} | {_address(peer)}
+    named = {header_address(piece) for _, value in headers
+             for piece in re.split(r"[,;=]", value)} | {header_address(peer)}
     assert found.client == peer or ipaddress.ip_address(found.client) in named
 
 

@@ -193,6 +193,23 @@ class FakeUpstream(LoopbackServer):
 # -- answers ------------------------------------------------------------------------
 
 
+class ScriptedUpstream(FakeUpstream):
+    """The fake, answering each chat request with the next behaviour of ``script``
+    (then keeping the last one): a tool call first, the answer after it."""
+
+    def __init__(self, *script: Behaviour) -> None:
+        super().__init__()
+        self.script = list(script)
+
+    async def _chat(self, request):
+        if self.script:
+            self.behaviour = self.script.pop(0)
+        return await super()._chat(request)
+
+    def chat_requests(self) -> list[Any]:
+        return [r.json for r in self.requests if r.path.endswith("/chat/completions")]
+
+
 def _error_response(status: int, message: str) -> web.Response:
     kind = "invalid_request_error" if status < 500 else "server_error"
     error = {"message": message, "type": kind, "param": None, "code": str(status)}

@@ -28,9 +28,9 @@ from schemathesis import GenerationMode
 
 from app.services.call_context import CallContext
 from app.tables import TelephonyCall
-from tests.app.test_diary_api import LONDON_DIARY
-from tests.app.test_telephony_setup import SHARED_SECRET, deployment
+from tests.app.telephony.deployment import SHARED_SECRET, deployment
 from tests.fuzz.test_chat_request import bodies as chat_bodies
+from tests.support.diary import LONDON_DIARY
 from tests.support.http import ApiClient
 from tests.support.live import live_app, sign_in
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import httpx
 
-from tests.app.test_telephony_setup import CALLER, LINE_NUMBER, SHARED_SECRET
+from tests.app.telephony.deployment import CALLER, LINE_NUMBER, SHARED_SECRET
 
 PBX = {"x-service-telephony-key": SHARED_SECRET}
 _callers = itertools.count(10)
