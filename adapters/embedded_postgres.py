@@ -60,15 +60,18 @@ class EmbeddedPostgres:
 def private_runtime_dir() -> Path:
     """A short directory only this user can use, for the server's socket and lock file.
 
-    ``/tmp/svc-<uid>`` is shared by every process of the user, as pgserver expects;
-    if someone else made that name first, a fresh directory is used instead.
+    ``~/.cache/svc/run`` (under ``XDG_CACHE_HOME`` when set): short, shared by every
+    process of the user as pgserver expects, and below parents no other user can write,
+    which the XDG rules (and platformdirs, which warns otherwise) ask of a runtime
+    directory. Where that cannot be made, a fresh private directory under ``/tmp``.
     """
-    short = Path(tempfile.gettempdir()) / f"svc-{os.getuid()}"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    run = cache / "svc" / "run"
     try:
-        short.mkdir(mode=0o700, exist_ok=True)
-        owner = short.lstat()
-        if owner.st_uid == os.getuid() and not short.is_symlink() and owner.st_mode & 0o077 == 0:
-            return short
+        run.mkdir(mode=0o700, parents=True, exist_ok=True)
+        run.chmod(0o700)
+        if run.lstat().st_uid == os.getuid() and not run.is_symlink():
+            return run
     except OSError:
         pass
-    return Path(tempfile.mkdtemp(prefix="svc-"))
+    return Path(tempfile.mkdtemp(prefix="svc-run-"))

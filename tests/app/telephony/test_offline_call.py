@@ -112,7 +112,8 @@ async def test_a_caller_asks_books_tomorrow_at_ten_and_says_goodbye(offline_line
     said = [(m["role"], m["content"]) for m in chat.json()["messages"]]
     assert report.answered and report.ended_by == "line", (report, said)
     assert call["outcome"] == "completed", said
-    answers = [content for role, content in said if role == "assistant"]
+    opening, *answers = [content for role, content in said if role == "assistant"]
+    assert opening.startswith("Hello, Hillside Surgery."), said
     assert "behind the building" in answers[0], said
     [booked] = await Appointment.select()
     zone = zoneinfo.ZoneInfo(ZONE)
