@@ -20,11 +20,12 @@ pytestmark = pytest.mark.anyio
 async def server(tmp_path):
     """Start an aiohttp app on loopback, over TLS when asked; yields a starter."""
     runners = []
+    released = anyio.Event()  # a slow server answers only once the test is over
 
     async def start(status: int = 200, *, tls: bool = False, slow: bool = False) -> str:
         async def healthz(request: web.Request) -> web.Response:
             if slow:
-                await anyio.sleep(30)
+                await released.wait()
             return web.json_response({"database": True}, status=status)
 
         app = web.Application()
@@ -43,6 +44,7 @@ async def server(tmp_path):
         return f"{'https' if tls else 'http'}://localhost:{port}/healthz"
 
     yield start
+    released.set()
     for runner in runners:
         await runner.cleanup()
 
