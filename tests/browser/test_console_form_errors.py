@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from tests.browser.conftest import PASSWORD, note_beside, settled, signed_in_tab
-from tests.browser.harness import ENABLE_NOTICE, sideways_scroll
+from tests.browser.harness import ENABLE_NOTICE, accessibility_violations, sideways_scroll
 
 expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
 
@@ -152,8 +152,9 @@ def seeded(console):
 
 @pytest.fixture(scope="module")
 def tab(console, seeded, browser):
-    """One signed-in page for the module."""
-    with signed_in_tab(browser, console, ROOT) as page:
+    """One signed-in page for the module (its script policy lifted so axe-core can
+    be put in)."""
+    with signed_in_tab(browser, console, ROOT, bypass_csp=True) as page:
         yield page
 
 
@@ -191,6 +192,7 @@ def test_a_refused_value_is_shown_beside_its_field(tab, seeded, case, width):
     expect(status).to_contain_text(case.says)
     expect(status).to_contain_text("Reference: ")
     assert sideways_scroll(tab) <= 0, f"{case.name} scrolls sideways when refused"
+    assert accessibility_violations(tab) == []
 
 
 FAILURES = [
@@ -237,6 +239,7 @@ def test_a_failure_about_no_field_is_shown_at_the_top_of_the_form(tab, width):
         "Something went wrong on the server. Try again in a moment.")
     tab.unroute("**/api/libraries")
     assert sideways_scroll(tab) <= 0
+    assert accessibility_violations(tab) == []
 
 
 def test_the_field_paths_are_translated_to_the_forms_controls_and_words(tab):
