@@ -272,6 +272,8 @@ def test_the_field_paths_are_translated_to_the_forms_controls_and_words(tab):
             words("e164", "Field 'e164' is required."),
             words("until", "since must be before until."),
             words("nothing", "nothing: is wrong"),
+            words("telephony.max_calls", "telephony.max_calls must be at least 1."),
+            words("slot_minutes", "slot_minutes: Input should be a valid integer."),
           ],
         };
         form.remove();
@@ -284,4 +286,6 @@ def test_the_field_paths_are_translated_to_the_forms_controls_and_words(tab):
         "Number is required.",
         "Since must be before the last day.",
         "Nothing is wrong.",
+        "telephony.max_calls must be at least 1.",
+        "Slot minutes: Input should be a valid integer.",
     ]

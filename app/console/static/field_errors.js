@@ -49,8 +49,6 @@ export function labelOf(control) {
   return control.getAttribute("aria-label") || control.name || "This field";
 }
 
-// A sentence starts with a capital, unless it starts with a setting's key
-// ("telephony.max_concurrent_calls"), which is written as it is typed.
 // A label inside a sentence: "The last day" becomes "the last day", "API key" stays.
 function lower(label) {
   return /^[A-Z][a-z]/.test(label) ? label.charAt(0).toLowerCase() + label.slice(1) : label;
@@ -60,9 +58,11 @@ function lower(label) {
 // else follows a colon ("title: 1 to 200 characters").
 const VERB = /^(must|is|are|has|have|cannot|can|may|needs?|should)\b/;
 
+// A sentence starts with a capital, unless it starts with a setting's key
+// ("telephony.max_concurrent_calls"), which is written as it is typed.
 function sentence(text) {
   const trimmed = text.trim();
-  const key = /^[a-z][a-z0-9]*[._][a-z0-9_.]*\b/.test(trimmed);
+  const key = /^[a-z][a-z0-9_]*\.[a-z]/.test(trimmed);
   const capital = key ? trimmed : trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
   return /[.!?]$/.test(capital) ? capital : `${capital}.`;
 }
