@@ -118,6 +118,14 @@ def open_screen(page, title: str) -> None:
     settled(page)
 
 
+@contextlib.contextmanager
+def signed_in_tab(browser, console, email: str, **options):
+    """A page signed in as ``email``, to be reused by a whole module's tests."""
+    with fresh_tab(browser, console, **options) as tab:
+        sign_in(tab, email)
+        yield tab
+
+
 def settled(page) -> None:
     """Wait until the screen has filled itself from the API (its main region is no
     longer busy), so what the test types is not overwritten by the first load."""

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from app.console.screens import SCREENS
-from tests.browser.conftest import PASSWORD, screenshot
+from tests.browser.conftest import PASSWORD, screenshot, signed_in_tab
 from tests.browser.harness import (
     ENABLE_NOTICE,
     accessibility_violations,
@@ -64,22 +64,9 @@ def seeded(console):
 def tab(console, seeded, browser):
     """One page for the module, signed in as the superadmin. The page's own policy
     allows no inline script, which is how axe-core is put in; the test lifts it."""
-    context = browser.new_context(base_url=console.base_url, bypass_csp=True,
-                                  viewport=WIDTHS["laptop"])
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto("/login")
-    page.get_by_label("Email").fill(ROOT)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(lambda url: "/login" not in url)
-    try:
+    with signed_in_tab(browser, console, ROOT, bypass_csp=True,
+                       viewport=WIDTHS["laptop"]) as page:
         yield page
-    finally:
-        context.close()
-    assert errors == [], f"scripts failed in the page: {errors}"
 
 
 def _visit(page, path: str, width: str) -> None:

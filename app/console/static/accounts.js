@@ -10,7 +10,7 @@ let chosen = null;
 
 function permissionBoxes(container, prefix, granted = []) {
   container.replaceChildren(...PERMISSIONS.map((p) => el("p", {},
-    el("input", { type: "checkbox", id: `${prefix}-${p}`, value: p, checked: granted.includes(p) }), " ",
+    el("input", { type: "checkbox", id: `${prefix}-${p}`, value: p, "data-list": "permissions", checked: granted.includes(p) }), " ",
     el("label", { class: "inline", for: `${prefix}-${p}` }, p))));
 }
 

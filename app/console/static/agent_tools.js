@@ -14,7 +14,7 @@ function onACall(tool) {
 function row(tool, note) {
   const id = `tool-${tool.name}`;
   return el("li", {},
-    el("input", { type: "checkbox", id, value: tool.name, "aria-describedby": `${id}-about` }), " ",
+    el("input", { type: "checkbox", id, value: tool.name, "data-list": "tools", "aria-describedby": `${id}-about` }), " ",
     el("label", { class: "inline", for: id }, tool.name),
     el("span", { id: `${id}-about`, class: "muted" },
       tool.description ? ` — ${tool.description}` : "",

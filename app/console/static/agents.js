@@ -73,7 +73,7 @@ start(async () => {
   const libs = (await api("GET", "/api/libraries")).data;
   for (const lib of libs) libraries.set(lib.id, lib.name);
   $("#a-libraries").replaceChildren(...(libs.length ? libs.map((lib) => el("p", {},
-    el("input", { type: "checkbox", id: `lib-${lib.id}`, value: lib.id }), " ",
+    el("input", { type: "checkbox", id: `lib-${lib.id}`, value: lib.id, "data-list": "library_ids" }), " ",
     el("label", { class: "inline", for: `lib-${lib.id}` }, lib.name))) : [el("p", { class: "muted" }, "No Libraries yet.")]));
   await loadTools();
   await load();

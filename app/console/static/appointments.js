@@ -2,8 +2,7 @@
 // booking into a free slot (the slots a call would offer), moving and cancelling.
 // The API writes every time with the diary zone's offset, so an appointment's local
 // day and clock time are the first characters of its starts_at, whatever the browser's zone.
-import { $, ApiError, api, confirmAction, el, guarded, owned, say, start } from "/static/console.js";
-import { clearError, showError } from "/static/field_errors.js";
+import { $, api, clearErrors, confirmAction, el, guarded, invalid, onSubmit, owned, say, start } from "/static/console.js";
 
 const state = { zone: "UTC", today: "", day: "", view: "week", slots: [] };
 
@@ -107,38 +106,34 @@ async function refresh() {
 
 // -- refusals
 
-async function refused(form, box, error) {
-  if (!(error instanceof ApiError)) throw error;
-  if (error.code === "slot_taken") await loadSlots().then(() => fillSlots($("#m-slot")));
-  showError(form, box, error.code === "slot_taken" ? `${error.message} Choose another time.` : error.message,
-    error.field);
+// A time taken meanwhile: the free times are fetched again, and the refusal says to
+// choose another.
+async function booking(request) {
+  try {
+    return await request();
+  } catch (error) {
+    if (error.code !== "slot_taken") throw error;
+    await loadSlots();
+    fillSlots($("#m-slot"));
+    error.message = `${error.message} Choose another time.`;
+    throw error;
+  }
 }
 
 const REQUIRED = [["starts_at", "Choose a time."], ["caller_name", "Enter the caller's name."],
   ["subject", "Enter what the appointment is about."]];
 
-$("#book").addEventListener("submit", async (event) => {
-  event.preventDefault();
-  const form = event.target;
-  const box = $("#book-error");
-  clearError(form, box);
+onSubmit($("#book"), async () => {
+  const form = $("#book");
   const value = (name) => form.elements.namedItem(name).value.trim();
   const missing = REQUIRED.find(([name]) => !value(name));
-  if (missing) return showError(form, box, missing[1], missing[0]);
-  const button = form.querySelector("button[type=submit]");
-  button.disabled = true;
-  try {
-    const booked = await api("POST", owned("/api/diary/appointments"), { starts_at: value("starts_at"),
-      caller_name: value("caller_name"), subject: value("subject"), contact: value("contact") || undefined });
-    form.reset();
-    state.day = localDay(booked.starts_at);
-    await refresh();
-    say(`Booked: ${booked.caller_name} on ${dayName(state.day)} at ${clock(booked.starts_at)}, reference ${booked.reference}.`);
-  } catch (error) {
-    await refused(form, box, error);
-  } finally {
-    button.disabled = false;
-  }
+  if (missing) throw invalid(...missing);
+  const booked = await booking(() => api("POST", owned("/api/diary/appointments"), { starts_at: value("starts_at"),
+    caller_name: value("caller_name"), subject: value("subject"), contact: value("contact") || undefined }));
+  form.reset();
+  state.day = localDay(booked.starts_at);
+  await refresh();
+  say(`Booked: ${booked.caller_name} on ${dayName(state.day)} at ${clock(booked.starts_at)}, reference ${booked.reference}.`);
 });
 
 // -- moving
@@ -147,7 +142,7 @@ let moving = null;
 
 function openMove(appointment) {
   moving = appointment;
-  clearError($("#move-form"), $("#move-error"));
+  clearErrors($("#move-form"));
   $("#move-who").textContent = `${appointment.caller_name}, now ${dayName(localDay(appointment.starts_at))} at ${span(appointment)}.`;
   fillSlots($("#m-slot"));
   $("#move").showModal();
@@ -156,23 +151,14 @@ function openMove(appointment) {
 
 $("#move-cancel").addEventListener("click", () => $("#move").close());
 
-$("#move-form").addEventListener("submit", async (event) => {
-  event.preventDefault();
-  const form = event.target;
-  const box = $("#move-error");
-  clearError(form, box);
-  const starts = $("#m-slot").value;
-  if (!starts) return showError(form, box, "Choose a time.", "starts_at");
-  try {
-    const moved = await api("PATCH", owned(`/api/diary/appointments/${encodeURIComponent(moving.id)}`),
-      { starts_at: starts });
-    $("#move").close();
-    state.day = localDay(moved.starts_at);
-    await refresh();
-    say(`Moved: ${moved.caller_name} to ${dayName(state.day)} at ${clock(moved.starts_at)}.`);
-  } catch (error) {
-    await refused(form, box, error);
-  }
+onSubmit($("#move-form"), async ({ starts_at: starts }) => {
+  if (!starts) throw invalid("starts_at", "Choose a time.");
+  const moved = await booking(() => api("PATCH", owned(`/api/diary/appointments/${encodeURIComponent(moving.id)}`),
+    { starts_at: starts }));
+  $("#move").close();
+  state.day = localDay(moved.starts_at);
+  await refresh();
+  say(`Moved: ${moved.caller_name} to ${dayName(state.day)} at ${clock(moved.starts_at)}.`);
 });
 
 // -- which days

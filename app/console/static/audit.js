@@ -1,8 +1,7 @@
 // Admin → Audit trail: entries newest first, filtered by actor, action and time,
 // a page at a time, each read as a sentence with its record behind a <details>.
-import { $, ApiError, api, el, options, start, when } from "/static/console.js";
+import { $, api, clearErrors, el, fail, onSubmit, options, start, when } from "/static/console.js";
 import { KNOWN_KINDS, sentence } from "/static/audit_sentences.js";
-import { clearError, showError } from "/static/field_errors.js";
 
 const PAGE = 50;
 // The cursors of the pages shown so far: [null] is the newest page.
@@ -59,25 +58,18 @@ function filtersFrom(form) {
 }
 
 async function apply(form) {
-  const box = $("#audit-error");
-  clearError(form, box);
   filters = filtersFrom(form);
   cursors = [null];
-  try {
-    await show();
-  } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    showError(form, box, error.message, error.field);
-  }
+  await show();
 }
 
 const form = $("#audit-filters");
-form.addEventListener("submit", (event) => {
-  event.preventDefault();
-  apply(form);
-});
+onSubmit(form, () => apply(form));
 // After the browser has emptied the fields.
-form.addEventListener("reset", () => setTimeout(() => apply(form)));
+form.addEventListener("reset", () => setTimeout(() => {
+  clearErrors(form);
+  apply(form).catch((error) => fail(error, form));
+}));
 
 $("#older").addEventListener("click", () => {
   cursors.push(Number($("#older").dataset.before));

@@ -119,7 +119,7 @@ async function ask(content) {
   });
   if (!response.ok) {
     const payload = (response.headers.get("content-type") || "").includes("json") ? await response.json() : null;
-    throw new ApiError(response.status, payload, response.url);
+    throw new ApiError(response.status, payload, response.url, response.headers.get("x-request-id"));
   }
   chat.messages.push({ role: "user", content, citations: [] });
   const answer = el("li", { class: "assistant", "aria-busy": "true" },

@@ -4,7 +4,7 @@
 // description as you type. An area is saved at once: one request with every value
 // changed in it, which the API checks whole (one refused, none changed), and each
 // refusal is shown beside its field.
-import { $, api, ApiError, clearErrors, el, fail, guarded, markField, say, start } from "/static/console.js";
+import { $, api, clearErrors, el, fail, guarded, say, start } from "/static/console.js";
 
 const WHO = {
   boot: "only at boot (restart)",
@@ -102,17 +102,6 @@ function changes(form, settings) {
   return values;
 }
 
-// Each refused setting marked beside its field; the first one refused keeps the focus.
-function refused(form, error) {
-  fail(error);
-  if (!(error instanceof ApiError)) return;
-  const each = error.errors || (error.field ? [{ field: error.field, message: error.message }] : []);
-  for (const refusal of [...each].reverse()) {
-    const control = form.elements.namedItem(refusal.field);
-    if (control && control.nodeType === 1) markField(control, /[.!?]$/.test(refusal.message) ? refusal.message : `${refusal.message}.`);
-  }
-}
-
 function area(info, settings, refresh) {
   const id = `area-${info.name}`;
   const editable = settings.some((s) => s.may_change);
@@ -138,7 +127,7 @@ function area(info, settings, refresh) {
       await refresh();
       say(`${info.title} is saved: ${keys.join(", ")}.`);
     } catch (error) {
-      refused(form, error);
+      fail(error, form);
     } finally {
       button.disabled = false;
     }

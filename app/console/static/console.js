@@ -2,6 +2,9 @@
 // building elements (never from HTML strings), the status line, errors shown beside
 // the field they are about, the confirmation dialog, dates, the collapsing navigation,
 // and the notice for a part of the API this server does not have.
+import { fieldOf, inWords } from "/static/field_errors.js";
+
+export { fieldOf, inWords };
 
 export class ApiError extends Error {
   constructor(status, payload, path, requestId = null) {
@@ -26,9 +29,13 @@ function plainStatus(status) {
   return `The server refused this (status ${status}).`;
 }
 
-export async function api(method, path, body) {
+// A file (a Blob) is sent as itself, with its media type; anything else as JSON.
+export async function api(method, path, body, mediaType = null) {
   const init = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
-  if (body !== undefined) {
+  if (body instanceof Blob) {
+    init.headers["Content-Type"] = mediaType || body.type || "application/octet-stream";
+    init.body = body;
+  } else if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
@@ -79,70 +86,6 @@ export function say(text) {
   status().replaceChildren(text);
 }
 
-// The API names a field as "hours[0].closes_minute" (or pydantic's "hours.0.closes_minute").
-function fieldPath(field) {
-  return String(field).replace(/\.(\d+)(?=\.|$)/g, "[$1]");
-}
-
-// The control a field path points at in a form: one marked data-field with the whole
-// path or with the path's name inside the n-th element marked data-row="list"
-// (a list's rows in the order the form sends them), else the control of that name.
-export function fieldOf(form, field) {
-  const path = fieldPath(field);
-  const escape = (text) => CSS.escape(text);
-  const direct = form.querySelector(`[data-field="${escape(path)}"]`) || form.elements.namedItem(path);
-  if (direct && direct.nodeType === 1) return direct;
-  const item = /^([^.[\]]+)\[(\d+)\]\.?(.*)$/.exec(path);
-  if (item) {
-    const row = form.querySelectorAll(`[data-row="${escape(item[1])}"]`)[Number(item[2])];
-    const inner = item[3] || null;
-    if (row && !inner) return row.querySelector("input, select, textarea, button");
-    if (row) return row.querySelector(`[data-field="${escape(inner)}"], [name="${escape(inner)}"]`);
-  }
-  const named = form.elements.namedItem(path.split(/[.[]/)[0]);
-  return named && named.nodeType === 1 ? named : null;
-}
-
-// A control's name as a person reads it: its data-label, its label, or its aria-label.
-function labelOf(control) {
-  if (control.dataset.label) return control.dataset.label;
-  const label = control.labels && control.labels[0];
-  if (label) return label.textContent.trim().replace(/\s*\(.*\)$/, "");
-  return control.getAttribute("aria-label") || control.name || "This field";
-}
-
-function sentence(text) {
-  const trimmed = text.trim();
-  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
-  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
-}
-
-// The API's message in the form's words: "hours[0].closes_minute: must be after
-// opens_minute" becomes "Closing time must be after opening time", naming every field
-// by its label (a sibling in the same row first, for a list's item).
-export function inWords(form, error, control) {
-  const path = error.field ? fieldPath(error.field) : "";
-  const short = path.split(/[.[\]]/).filter(Boolean).pop() || "";
-  let text = String(error.message || "");
-  const scope = (control && control.closest("[data-row]")) || form;
-  const name = (word) => {
-    if (control && (word === path || word === short || word === error.field)) return labelOf(control);
-    const other = scope.querySelector(`[data-field="${CSS.escape(word)}"], [name="${CSS.escape(word)}"]`)
-      || (form.elements && form.elements.namedItem(word));
-    return other && other.nodeType === 1 ? labelOf(other).toLowerCase() : null;
-  };
-  for (const prefix of [`${error.field}: `, `${path}: `]) {
-    if (!error.field || !text.startsWith(prefix)) continue;
-    const label = control ? labelOf(control) : short.replace(/_/g, " ");
-    const rest = text.slice(prefix.length);
-    text = /^[a-z]/.test(rest) ? `${label} ${rest}` : `${label}: ${rest}`;
-  }
-  text = text.replace(/^Field '([^']+)' is required\.?$/, (_, word) => `${name(word) || word} is required`);
-  text = text.replace(/'?\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:\[\d+\](?:\.[a-z_]+)?)?\b'?|^[a-z][a-z0-9]*\b/g,
-    (word) => name(word.replace(/'/g, "")) || word);
-  return sentence(text);
-}
-
 // Errors shown on a form go when it is sent again.
 export function clearErrors(form) {
   for (const note of form.querySelectorAll(".field-error, .form-error")) note.remove();
@@ -160,8 +103,12 @@ let notes = 0;
 // The error beside its field: marked invalid, described by the note, and focused.
 export function markField(control, text) {
   if (!control.id) control.id = `field-${++notes}`;
-  const note = el("p", { class: "field-error", id: `${control.id}-error` }, text);
-  (control.closest("p, .field") || control).after(note);
+  // At the end of the field's own line (its paragraph, its cell, a ticked box's list
+  // item), so it stays under the field when a row of fields flows side by side.
+  const note = el("span", { class: "field-error", id: `${control.id}-error` }, text);
+  const line = control.closest("p, .field, li");
+  if (line) line.append(note);
+  else control.after(note);
   control.setAttribute("aria-invalid", "true");
   const described = (control.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
   control.setAttribute("aria-describedby", [...described, note.id].join(" "));
@@ -180,15 +127,33 @@ function words(error) {
   return "Something went wrong in this page. Reload it and try again.";
 }
 
+// A refusal the page makes itself before asking the API (two passwords that differ),
+// thrown from a form's action to be shown like the API's own.
+export function invalid(field, message) {
+  return new ApiError(422, { error: { code: "invalid_value", message, field } }, null);
+}
+
+// Every field a refusal names: the one of ``field``, or each of ``errors`` when one
+// request checked several (the first of them is the refusal's own field).
+function refusals(error) {
+  if (error.errors && error.errors.length) return error.errors;
+  return [{ field: error.field, message: error.message }];
+}
+
 // A failure: in the status line in the error style (with the request's reference), and
-// on a form, beside the field the API named, or at the top of the form.
+// on a form, beside each field the API named, or at the top of the form.
 export function fail(error, form) {
   let text = words(error);
   if (form && error instanceof ApiError) {
-    const control = error.field ? fieldOf(form, error.field) : null;
-    text = inWords(form, error, control);
-    if (control) markField(control, text);
-    else {
+    const marked = refusals(error).map((refusal) => {
+      const control = refusal.field ? fieldOf(form, refusal.field) : null;
+      return { control, text: inWords(form, refusal, control) };
+    });
+    // Several refused: the status line says how many, each note says what.
+    text = marked.length > 1 ? inWords(form, error, null) : marked[0].text;
+    // Marked last to first, so the first refused field keeps the focus.
+    for (const { control, text: note } of [...marked].reverse()) if (control) markField(control, note);
+    if (!marked.some((m) => m.control)) {
       form.prepend(el("p", { class: "form-error", role: "alert" }, text, reference(error)));
       form.scrollIntoView({ block: "nearest" });
     }

@@ -1,7 +1,7 @@
 // Setup → Libraries: create, delete, and upload documents (sent as the file itself,
 // its media type from its name, its title in ?title=); each document is listed with
 // the start of its text, its size in units and whether searches can find it.
-import { $, api, ApiError, confirmAction, el, fail, fillRows, guarded, onSubmit, say, start, when } from "/static/console.js";
+import { $, api, confirmAction, el, fillRows, guarded, invalid, onSubmit, say, start, when } from "/static/console.js";
 import { byteSize } from "/static/sizes.js";
 
 let open = null;
@@ -65,23 +65,17 @@ onSubmit($("#library-form"), async (values) => {
   say(`${library.name} is created; upload its documents below.`);
 });
 
-$("#upload").addEventListener("submit", async (event) => {
-  event.preventDefault();
+onSubmit($("#upload"), async (values) => {
   const file = $("#doc-file").files[0];
-  if (!file || !open) return;
-  const title = $("#doc-title").value.trim() || file.name;
-  try {
-    const response = await fetch(`/api/libraries/${encodeURIComponent(open.id)}/documents?title=${encodeURIComponent(title)}`,
-      { method: "POST", credentials: "same-origin", headers: { "Content-Type": mediaType(file) }, body: file });
-    const payload = await response.json();
-    if (!response.ok) throw new ApiError(response.status, payload, "documents");
-    $("#upload").reset();
-    await show(open);
-    await load();
-    say(`${title} is uploaded.`);
-  } catch (error) {
-    fail(error, $("#upload"));
-  }
+  if (!open) return;
+  if (!file) throw invalid("content", "Choose a file to upload.");
+  const title = (values.title || "").trim() || file.name;
+  await api("POST", `/api/libraries/${encodeURIComponent(open.id)}/documents?title=${encodeURIComponent(title)}`,
+    file, mediaType(file));
+  $("#upload").reset();
+  await show(open);
+  await load();
+  say(`${title} is uploaded.`);
 });
 
 start(load);
