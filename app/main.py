@@ -6,6 +6,7 @@ request middleware, routes, OpenAPI docs, and the database pool's lifecycle.
 
 from __future__ import annotations
 
+from typing import Protocol
 
 from blacksheep import Application, Request, Router
 
@@ -169,31 +170,35 @@ def configure_call_leases(app: Application, services: Services) -> None:
     app.on_stop += stop
 
 
-def configure_speech_models(app: Application, services: Services) -> None:
-    """Lines' language models are kept up to date while the server runs."""
+class _Background(Protocol):
+    def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+def _run_while_serving(app: Application, background: _Background) -> None:
+    """``background`` starts once the pool is open and stops on the way down, in the
+    order of the stop handlers."""
 
     async def start(_: Application) -> None:
-        services.speech_models.start()
+        background.start()
 
     async def stop(_: Application) -> None:
-        await services.speech_models.stop()
+        await background.stop()
 
     app.after_start += start
     app.on_stop += stop
+
+
+def configure_speech_models(app: Application, services: Services) -> None:
+    """Lines' language models are kept up to date while the server runs."""
+    _run_while_serving(app, services.speech_models)
 
 
 def configure_outbox_worker(app: Application, services: Services) -> None:
     """The outbox worker starts once the pool is open and stops before anything closes
     (so register it before the other stop handlers)."""
-
-    async def start(_: Application) -> None:
-        services.outbox_worker.start()
-
-    async def stop(_: Application) -> None:
-        await services.outbox_worker.stop()
-
-    app.after_start += start
-    app.on_stop += stop
+    _run_while_serving(app, services.outbox_worker)
 
 
 def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True,

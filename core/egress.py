@@ -45,6 +45,7 @@ __all__ = [
     "classify_address",
     "display_host",
     "normal_host",
+    "parse_address",
     "parse_allow_hosts",
     "reason_words",
 ]
@@ -285,7 +286,7 @@ def check_egress(
         return _refuse(host, EgressReason.METADATA, f"{host} is a cloud metadata service")
     if host == "localhost" or host.endswith(".localhost"):
         return _refuse(host, EgressReason.LOOPBACK, f"{host} names this machine")
-    literal = _parse_address(host) or _inet_aton(host)
+    literal = parse_address(host) or _inet_aton(host)
     candidates = [literal] if literal is not None else list(addresses)
     if not candidates:
         return _refuse(host, EgressReason.UNRESOLVED, f"{host} did not resolve to any address")
@@ -297,13 +298,13 @@ def check_egress(
 
 
 def _check_one(host: str, candidate: str | IPAddress) -> EgressDecision | None:
-    address = _parse_address(candidate)
+    address = parse_address(candidate)
     if address is None:
         return _refuse(host, EgressReason.BAD_ADDRESS, f"{candidate!r} is not an IP address")
     reason = classify_address(address)
     if reason is None:
         return None
-    if _parse_address(host) == address:
+    if parse_address(host) == address:
         where = f"{host} is"
     elif _inet_aton(host) == address:
         where = f"{host} is {address},"
@@ -312,7 +313,8 @@ def _check_one(host: str, candidate: str | IPAddress) -> EgressDecision | None:
     return _refuse(host, reason, f"{where} {_DESCRIPTIONS[reason]}")
 
 
-def _parse_address(value: str | IPAddress) -> IPAddress | None:
+def parse_address(value: str | IPAddress | None) -> IPAddress | None:
+    """``value`` as an IP address; None for anything else (a name, '', None)."""
     if isinstance(value, (ipaddress.IPv4Address, ipaddress.IPv6Address)):
         return value
     if not isinstance(value, str):
@@ -340,7 +342,7 @@ def parse_allow_hosts(text: str | None) -> tuple[str, ...]:
     entries = []
     for raw in (text or "").replace(",", " ").split():
         entry = normal_host(raw)
-        if _parse_address(entry) is None and not _HOST_NAME.fullmatch(entry):
+        if parse_address(entry) is None and not _HOST_NAME.fullmatch(entry):
             raise ValueError(f"{raw!r} is not a host name or an IP address")
         entries.append(entry)
     return tuple(dict.fromkeys(entries))

@@ -14,6 +14,8 @@ import re
 
 import phonenumbers
 
+from .egress import parse_address
+
 __all__ = ["InvalidPhoneNumber", "is_private_source", "is_region", "normalise_e164"]
 
 # spec: telephony.md "Line" — "Spaces, dashes, brackets and dots are stripped". Any
@@ -108,22 +110,9 @@ def is_private_source(
     Anything that is not an IP address — empty, a host name, a Unix socket path,
     ``None`` — is not private: the gate fails closed.
     """
-    parsed = _parse(address)
+    parsed = parse_address(address)
     if parsed is None:
         return False
     if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
         parsed = parsed.ipv4_mapped
     return any(parsed in network for network in _PRIVATE_NETWORKS)
-
-
-def _parse(
-    address: str | ipaddress.IPv4Address | ipaddress.IPv6Address | None,
-) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    if isinstance(address, (ipaddress.IPv4Address, ipaddress.IPv6Address)):
-        return address
-    if not isinstance(address, str):
-        return None
-    try:
-        return ipaddress.ip_address(address)
-    except ValueError:
-        return None

@@ -278,17 +278,19 @@ class _CallSession:
                     pass  # gone already: the end is the same
 
     async def _play(self) -> None:
-        try:
-            await self.player.run()
-        except TransportBroken as exc:
-            log.info("audio connection broke while playing: %s", exc)
-            self._feed(ConnectionLost())
+        await self._losing_connection_on_break(self.player.run, "while playing")
 
     async def _stop_playback(self) -> None:
+        await self._losing_connection_on_break(self.transport.stop_playback,
+                                               "while stopping playback")
+
+    async def _losing_connection_on_break(self, work: Callable[[], Awaitable[None]],
+                                          doing: str) -> None:
+        """Run ``work``; a broken audio connection is the conversation's ConnectionLost."""
         try:
-            await self.transport.stop_playback()
+            await work()
         except TransportBroken as exc:
-            log.info("audio connection broke while stopping playback: %s", exc)
+            log.info("audio connection broke %s: %s", doing, exc)
             self._feed(ConnectionLost())
 
     def _feed(self, given: Input) -> None:

@@ -29,7 +29,7 @@ from app import db
 from app.crypto import EncryptionKeyMissing, SecretBox, key_missing
 from app.errors import Conflict, NotFound, TooManyRequests, Unprocessable
 from app.notify.attempts import UNREADABLE, finish_attempt, start_attempt
-from app.services.access import owner_or_admin, parse_id
+from app.services.access import owned_row, owner_or_admin, parse_id
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
 from app.services.settings import Settings
@@ -133,12 +133,8 @@ class NotifyTargets:
             raise key_missing(field) from None
 
     async def _row(self, identity: Identity, target_id: str | UUID) -> dict[str, Any]:
-        row = await NotifyTarget.select().where(
-            NotifyTarget.id == parse_id(target_id, "notification target")).first()
-        if row is None:
-            raise NotFound("No such notification target.")
-        owner_or_admin(identity, row["account_id"], "No such notification target.")
-        return row
+        return await owned_row(identity, NotifyTarget, target_id, "notification target",
+                               "account_id")
 
     async def _last_attempts(self, target_ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
         if not target_ids:

@@ -76,3 +76,14 @@ def owner_moves(identity: Identity, owner_id: UUID, what: str) -> None:
     if not identity.is_admin and owner_id != identity.account_id:
         raise Forbidden(f"Only the {what}'s owner or an administrator moves it between "
                         "projects.", code="not_owner", field="project_id")
+
+
+async def owned_row(identity: Identity, table: type[Table], value: str | UUID, what: str,
+                    owner_column: str) -> dict[str, Any]:
+    """The row of ``table`` with id ``value`` when ``identity`` owns it (``owner_column``)
+    or administers; anything else is the same 404 "No such <what>." as no row at all."""
+    row = await table.select().where(table.id == parse_id(value, what)).first()
+    if row is None:
+        raise NotFound(f"No such {what}.")
+    owner_or_admin(identity, row[owner_column], f"No such {what}.")
+    return row

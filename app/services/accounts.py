@@ -19,12 +19,12 @@ import anyio.to_thread
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from app.errors import Conflict, NotFound, Unauthorized, Unprocessable
+from app.errors import Conflict, Unauthorized, Unprocessable
 from app.services.audit import AuditLog
 from app.services.auth_changes import AuthChanges
 from app.services import sign_in_attempts
+from app.services.rows import find_by_id
 from app.tables import Account
-from core.ids import id_or_none
 
 ROLES = ("user", "admin", "superadmin")
 PERMISSIONS = ("telephony.manage", "voice.manage", "config.manage")
@@ -123,14 +123,7 @@ class Accounts:
         self.changes = changes
 
     async def find(self, account_id: UUID | str) -> dict[str, Any]:
-        found = id_or_none(account_id)
-        if found is None:
-            raise NotFound("No such account.")
-        account_id = found
-        row = await Account.select().where(Account.id == account_id).first()
-        if row is None:
-            raise NotFound("No such account.")
-        return row
+        return await find_by_id(Account, account_id, "account")
 
     async def list(self) -> list[dict[str, Any]]:
         return await Account.select().order_by(Account.created_at)

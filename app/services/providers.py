@@ -24,6 +24,7 @@ from app import db
 from app.crypto import EncryptionKeyMissing, SecretBox, key_missing
 from app.errors import Conflict, NotFound, Unprocessable, UpstreamFailed
 from app.services.audit import AuditLog
+from app.services.rows import find_by_id
 from app.tables import Provider, ProviderKey
 from core.ids import id_or_none
 
@@ -110,14 +111,7 @@ class Providers:
                            code="model_taken", field="models")
 
     async def find(self, provider_id: str | UUID) -> dict[str, Any]:
-        found = id_or_none(provider_id)
-        if found is None:
-            raise NotFound("No such provider.")
-        provider_id = found
-        row = await Provider.select().where(Provider.id == provider_id).first()
-        if row is None:
-            raise NotFound("No such provider.")
-        return row
+        return await find_by_id(Provider, provider_id, "provider")
 
     async def list(self) -> list[dict[str, Any]]:
         return await Provider.select().order_by(Provider.name)

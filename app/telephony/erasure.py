@@ -28,7 +28,7 @@ import anyio
 from adapters.recording_playback import PlayableRecording, RecordingUnreadable, open_recording
 from app import db
 from app.errors import Conflict, NotFound
-from app.services.access import owner_or_admin, parse_id
+from app.services.access import owned_row
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
 from app.tables import TelephonyCall
@@ -92,12 +92,7 @@ class CallErasure:
         self.recordings_dir = recordings_dir
 
     async def _call(self, identity: Identity, call_id: str) -> dict[str, Any]:
-        row = await TelephonyCall.select().where(
-            TelephonyCall.id == parse_id(call_id, "call")).first()
-        if row is None:
-            raise NotFound("No such call.")
-        owner_or_admin(identity, row["owner_id"], "No such call.")
-        return row
+        return await owned_row(identity, TelephonyCall, call_id, "call", "owner_id")
 
     def _ended(self, row: dict[str, Any]) -> None:
         if row["outcome"] == "in_progress":

@@ -25,7 +25,7 @@ from ._wire import (
     Kind,
     audio_kind,
     encode_frame,
-    take_frame,
+    take_frame_or_fail,
 )
 
 __all__ = ["AudioSocketClient", "ClientState"]
@@ -122,14 +122,9 @@ class AudioSocketClient:
             self._state = ClientState.SERVICE_HUNG_UP
             return
         self._buffer += data
-        while self._state is ClientState.OPEN and (frame := self._next_frame()) is not None:
+        while self._state is ClientState.OPEN and (
+                frame := take_frame_or_fail(self._buffer, self._fail)) is not None:
             self._handle_frame(*frame)
-
-    def _next_frame(self) -> tuple[int, bytes] | None:
-        try:
-            return take_frame(self._buffer)
-        except ValueError as exc:
-            raise self._fail(str(exc)) from None
 
     def _handle_frame(self, kind: int, payload: bytes) -> None:
         if kind not in _ACCEPTED:

@@ -22,7 +22,7 @@ from ._wire import (
     audio_kind,
     encode_frame,
     frame_bytes,
-    take_frame,
+    take_frame_or_fail,
 )
 
 __all__ = ["AudioSocketConnection", "ConnectionState", "Reaction"]
@@ -148,7 +148,7 @@ class AudioSocketConnection:
         if self._state is ConnectionState.CLOSED:
             raise self._fail("bytes arrived after the connection ended")
         self._buffer += data
-        while (frame := self._next_frame()) is not None:
+        while (frame := take_frame_or_fail(self._buffer, self._fail)) is not None:
             self._handle_frame(*frame)
 
     def events_received(self) -> list[Event]:
@@ -183,12 +183,6 @@ class AudioSocketConnection:
         data = b"".join(self._outgoing)  # one frame: the frame itself, not a copy
         self._outgoing.clear()
         return data
-
-    def _next_frame(self) -> tuple[int, bytes] | None:
-        try:
-            return take_frame(self._buffer)
-        except ValueError as exc:
-            raise self._fail(str(exc)) from None
 
     def _handle_frame(self, kind: int, payload: bytes) -> None:
         if kind == self._audio_kind and self._state in _AUDIO_STAYS and not len(payload) % 2:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import struct
+from collections.abc import Callable
 
 __all__ = [
     "AUDIO_FRAME_BYTES",
@@ -25,6 +26,7 @@ __all__ = [
     "frame_bytes",
     "read_header",
     "take_frame",
+    "take_frame_or_fail",
 ]
 
 #: Kind byte, then payload length as big-endian unsigned 16 bits.
@@ -138,3 +140,14 @@ def take_frame(buffer: bytearray) -> tuple[int, bytes] | None:
     payload = bytes(buffer[HEADER.size:end])
     del buffer[:end]
     return kind, payload
+
+
+def take_frame_or_fail(
+    buffer: bytearray, fail: Callable[[str], Exception]
+) -> tuple[int, bytes] | None:
+    """``take_frame``, with an oversized frame turned into ``fail(reason)``, raised: the
+    peer's fault, which each side of the connection records its own way."""
+    try:
+        return take_frame(buffer)
+    except ValueError as exc:
+        raise fail(str(exc)) from None

@@ -84,6 +84,14 @@ class Call:
         await anyio.sleep(0.1)
         await self.transport.to_session.aclose()
 
+    async def one_turn(self, seconds: float) -> None:
+        """A script: after the opening the caller speaks once, hears the answer out and
+        hangs up."""
+        await self.opening_played()
+        await self.caller.say(seconds)
+        await self.transport.until(lambda: self.transport.count("end_of_speech") >= 2)
+        await self.hang_up()
+
 
 async def test_opening_is_heard_whole_and_speech_over_it_is_ignored():
     async def script(call: Call) -> None:
@@ -103,16 +111,10 @@ async def test_opening_is_heard_whole_and_speech_over_it_is_ignored():
 
 
 async def test_a_turn_is_recognised_at_the_recognition_rate_answered_and_spoken():
-    async def script(call: Call) -> None:
-        await call.opening_played()
-        await call.caller.say(0.4)
-        await call.transport.until(lambda: call.transport.count("end_of_speech") >= 2)
-        await call.hang_up()
-
     answer = "We open at nine."
     call = Call(FakeEngines(recogniser=FakeRecogniser(["when do you open"])),
                 FakeAgent(answers=[answer]), rate=8000)
-    await call.run(script)
+    await call.run(lambda call: call.one_turn(0.4))
     assert call.agent.questions == ["when do you open"]
     [(audio_bytes, rate)] = call.engines.recogniser.heard
     assert rate == 8000 and audio_bytes >= 0.4 * 8000 * 2  # the whole turn, from its start
@@ -121,15 +123,9 @@ async def test_a_turn_is_recognised_at_the_recognition_rate_answered_and_spoken(
 
 
 async def test_each_answered_turn_is_timed_from_the_end_of_the_callers_speech():
-    async def script(call: Call) -> None:
-        await call.opening_played()
-        await call.caller.say(0.4)
-        await call.transport.until(lambda: call.transport.count("end_of_speech") >= 2)
-        await call.hang_up()
-
     call = Call(FakeEngines(recogniser=FakeRecogniser(["when do you open"])),
                 FakeAgent(answers=["We open at nine."]))
-    await call.run(script)
+    await call.run(lambda call: call.one_turn(0.4))
     [timings] = call.agent.timings
     # Silence had to last the dials' threshold and the turn be recognised before the
     # agent was asked; the agent is told how long that took, and the steps come in order.
@@ -202,14 +198,8 @@ async def test_opening_cut_off_half_way_is_a_failed_notice_too():
 
 
 async def test_a_failing_recorder_marks_the_call_and_the_call_goes_on():
-    async def script(call: Call) -> None:
-        await call.opening_played()
-        await call.caller.say(0.3)
-        await call.transport.until(lambda: call.transport.count("end_of_speech") >= 2)
-        await call.hang_up()
-
     call = Call(recorder=FakeRecorder(fail_after=10))
-    ending = await call.run(script)
+    ending = await call.run(lambda call: call.one_turn(0.3))
     assert call.recording_failed == 1
     assert call.agent.questions == ["hello"]  # the conversation carried on
     assert ending.given is CallInput.CALLER_HUNG_UP

@@ -4,7 +4,6 @@ account)", "Limits")."""
 
 from __future__ import annotations
 
-import itertools
 
 import pytest
 from hypothesis import given
@@ -23,7 +22,7 @@ from core.diary import (
     may_change,
     transition,
 )
-from core.errors import LocalProtocolError
+from tests.support.transition_table import transition_table_tests
 
 S, I, E = AppointmentState, AppointmentInput, AppointmentEffect
 
@@ -42,22 +41,11 @@ EXPECTED = {
     (S.CANCELLED, I.MOVE): None,
     (S.CANCELLED, I.CANCEL): (E.IGNORE, S.CANCELLED),
 }
-PAIRS = list(itertools.product(AppointmentState, AppointmentInput))
 
-
-def test_expectations_cover_every_state_and_input():
-    assert set(EXPECTED) == set(PAIRS)
-
-
-@pytest.mark.parametrize(("state", "given_input"), PAIRS, ids=lambda v: v.name)
-def test_every_state_and_input_is_a_row_or_a_local_error(state, given_input):
-    expected = EXPECTED[(state, given_input)]
-    if expected is None:
-        with pytest.raises(LocalProtocolError) as caught:
-            transition(state, given_input)
-        assert caught.value.hint == (state, given_input)
-    else:
-        assert transition(state, given_input) == expected
+(
+    test_expectations_cover_every_state_and_input,
+    test_every_state_and_input_is_a_row_or_a_local_error,
+) = transition_table_tests(transition, EXPECTED, AppointmentState, AppointmentInput)
 
 
 def test_effects_name_the_outward_notification_events():

@@ -3,7 +3,6 @@ redeem-or-reject decision on stored records (spec: telephony.md "Pbx ticket").""
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import pytest
@@ -22,6 +21,7 @@ from core.tickets import (
     present_ticket,
     transition,
 )
+from tests.support.transition_table import transition_table_tests
 
 S, I, E = TicketState, TicketInput, TicketEffect
 
@@ -40,23 +40,11 @@ EXPECTED = {
     (S.REJECTED, I.PRESENT_IN_TIME): (E.REJECT, S.REJECTED),
     (S.REJECTED, I.PRESENT_LATE): (E.REJECT, S.REJECTED),
 }
-PAIRS = list(itertools.product(TicketState, TicketInput))
 
-
-def test_expectations_cover_every_state_and_input():
-    assert set(EXPECTED) == set(PAIRS)
-
-
-@pytest.mark.parametrize(("state", "given_input"), PAIRS, ids=lambda v: v.name)
-def test_every_state_and_input_is_a_row_or_a_local_error(state, given_input):
-    expected = EXPECTED[(state, given_input)]
-    if expected is None:
-        with pytest.raises(LocalProtocolError) as caught:
-            transition(state, given_input)
-        assert state.name in str(caught.value) and given_input.name in str(caught.value)
-        assert caught.value.hint == (state, given_input)
-    else:
-        assert transition(state, given_input) == expected
+(
+    test_expectations_cover_every_state_and_input,
+    test_every_state_and_input_is_a_row_or_a_local_error,
+) = transition_table_tests(transition, EXPECTED, TicketState, TicketInput)
 
 
 def test_only_a_valid_ticket_presented_in_time_is_redeemed():

@@ -42,6 +42,7 @@ from core.twilio_signature import parse_form, verify
 from kernels.energy import rms
 from kernels.resample import resample
 from kernels.ulaw import lin2ulaw, ulaw2lin
+from tests.support.aiohttp_site import serving
 
 SECRET = "line-secret"
 CREDENTIAL = "carrier-credential"
@@ -316,20 +317,15 @@ async def running_fake_line(behaviour: Behaviour | None = None) -> AsyncIterator
     app.router.add_post("/api/telephony/carrier/status", line.carrier_status)
     app.router.add_post("/api/telephony/carrier/continue", line.carrier_continue)
     app.router.add_get("/api/telephony/carrier/media", line.carrier_media)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]
-    line.base_url = "https://calls.example.org"
-    line.http_url = f"http://127.0.0.1:{port}"
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
-    line.audiosocket = ("127.0.0.1", listener.extra(anyio.abc.SocketAttribute.local_port))
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(listener.serve, line.serve_audiosocket)
-        try:
-            yield line
-        finally:
-            tasks.cancel_scope.cancel()
-    await listener.aclose()
-    await runner.cleanup()
+    async with serving(app) as port:
+        line.base_url = "https://calls.example.org"
+        line.http_url = f"http://127.0.0.1:{port}"
+        listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+        line.audiosocket = ("127.0.0.1", listener.extra(anyio.abc.SocketAttribute.local_port))
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(listener.serve, line.serve_audiosocket)
+            try:
+                yield line
+            finally:
+                tasks.cancel_scope.cancel()
+        await listener.aclose()

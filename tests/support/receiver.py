@@ -12,6 +12,8 @@ from typing import Any
 import anyio
 from aiohttp import web
 
+from tests.support.aiohttp_site import serving
+
 
 @dataclass
 class Received:
@@ -59,11 +61,8 @@ class Receiver:
     async def __aenter__(self) -> str:
         app = web.Application()
         app.router.add_post("/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        return f"http://127.0.0.1:{self._runner.addresses[0][1]}"
+        self._serving = serving(app)
+        return f"http://127.0.0.1:{await self._serving.__aenter__()}"
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await self._runner.cleanup()
+        await self._serving.__aexit__(*exc_info)

@@ -1,6 +1,5 @@
 """The /v1 API driven by the official openai SDK, plus raw HTTP for headers and CORS."""
 
-import asyncio
 import datetime as dt
 import time
 
@@ -12,6 +11,7 @@ import pytest
 from app.tables import ApiKey, UsageEvent
 from core import ratelimit
 from tests.fakes.upstream import Behaviour
+from tests.support.usage import usage_recorded
 
 pytestmark = pytest.mark.anyio
 
@@ -168,12 +168,8 @@ async def test_a_client_leaving_mid_stream_cancels_the_upstream_and_is_counted(v
             async for _ in r.aiter_bytes():
                 break
     await v1.upstream.wait_open_connections(0)
-    for _ in range(100):
-        await v1.services.usage.drain()
-        rows = await UsageEvent.select(UsageEvent.outcome, UsageEvent.api_key_id)
-        if rows:
-            break
-        await asyncio.sleep(0.02)
+    await usage_recorded(v1.services)
+    rows = await UsageEvent.select(UsageEvent.outcome, UsageEvent.api_key_id)
     assert rows[0]["outcome"] == "client_disconnected" and rows[0]["api_key_id"] is not None
 
 
@@ -317,11 +313,7 @@ async def test_a_client_leaving_before_a_whole_passthrough_answer_cancels_it(v1)
                 "model": "fake-small", "messages": [{"role": "user", "content": "x"}]})
     with anyio.fail_after(10):
         await v1.upstream.wait_open_connections(0)
-    for _ in range(100):
-        await v1.services.usage.drain()
-        if await UsageEvent.count():
-            break
-        await asyncio.sleep(0.02)
+    await usage_recorded(v1.services)
     assert await UsageEvent.select(UsageEvent.outcome) == [{"outcome": "client_disconnected"}]
 
 

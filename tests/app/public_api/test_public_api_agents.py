@@ -5,7 +5,6 @@ disconnects and usage."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import anyio
@@ -18,6 +17,7 @@ from app.tables import Chat, ChatMessage, UsageEvent
 from core.pipeline import ToolSpec
 from tests.app.public_api.callers import Caller, new_caller
 from tests.fakes.upstream import Behaviour, ToolCall
+from tests.support.usage import usage_recorded
 
 pytestmark = pytest.mark.anyio
 
@@ -206,14 +206,9 @@ async def test_a_client_leaving_an_agent_stream_cancels_the_upstream_and_is_coun
                 break
     with anyio.fail_after(10):
         await ann.upstream.wait_open_connections(0)
-    rows = []
-    for _ in range(100):
-        await ann.services.usage.drain()
-        rows = await UsageEvent.select(UsageEvent.outcome, UsageEvent.api_key_id,
-                                       UsageEvent.source)
-        if rows:
-            break
-        await asyncio.sleep(0.02)
+    await usage_recorded(ann.services)
+    rows = await UsageEvent.select(UsageEvent.outcome, UsageEvent.api_key_id,
+                                   UsageEvent.source)
     assert rows == [{"outcome": "client_disconnected", "source": "api",
                      "api_key_id": rows[0]["api_key_id"]}] and rows[0]["api_key_id"]
 
@@ -244,10 +239,6 @@ async def test_a_client_leaving_before_a_whole_answer_cancels_it_and_is_counted(
                 "model": model, "messages": [user("Hi")]})
     with anyio.fail_after(10):
         await ann.upstream.wait_open_connections(0)
-    for _ in range(100):
-        await ann.services.usage.drain()
-        if await UsageEvent.count():
-            break
-        await asyncio.sleep(0.02)
+    await usage_recorded(ann.services)
     rows = await UsageEvent.select(UsageEvent.outcome)
     assert rows == [{"outcome": "client_disconnected"}]

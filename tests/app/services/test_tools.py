@@ -20,6 +20,7 @@ from core.pipeline import ToolFinished, ToolStatus
 from tests.app.services.test_pipeline import add_agent, only, turn
 from tests.app.services.test_pipeline import owner  # noqa: F401  (fixture: an account id)
 from tests.fakes.upstream import Behaviour, ToolCall
+from tests.support.aiohttp_site import serving
 from tests.support.listener import SilentListener
 from tests.support.settings import allow_loopback
 
@@ -130,7 +131,7 @@ class ToolServer:
         app.router.add_post("/broken", self.broken)
         app.router.add_post("/garbage", self.garbage)
         app.router.add_post("/huge", self.huge)
-        self.runner = web.AppRunner(app, access_log=None)
+        self._serving = serving(app, access_log=None)
 
     async def weather(self, request: web.Request) -> web.Response:
         body = await request.json() if request.method == "POST" else dict(request.query)
@@ -148,13 +149,10 @@ class ToolServer:
         return web.Response(text="x" * 400_000)
 
     async def __aenter__(self) -> str:
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        return f"http://127.0.0.1:{self.runner.addresses[0][1]}"
+        return f"http://127.0.0.1:{await self._serving.__aenter__()}"
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.runner.cleanup()
+        await self._serving.__aexit__(*exc)
 
 
 @pytest.fixture

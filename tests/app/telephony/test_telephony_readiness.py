@@ -15,6 +15,7 @@ from aiohttp import web
 
 from app.telephony.readiness import CHECK_IDS
 from tests.app.telephony.deployment import deployment
+from tests.support.aiohttp_site import serving
 from tests.support.settings import store_unchecked
 
 pytestmark = pytest.mark.anyio
@@ -41,14 +42,9 @@ async def speech():
     fake = FakeSpeech()
     app = web.Application()
     app.router.add_post("/v1/audio/speech", fake.speech)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]
-    fake.base_url = f"http://127.0.0.1:{port}/v1"
-    yield fake
-    await runner.cleanup()
+    async with serving(app) as port:
+        fake.base_url = f"http://127.0.0.1:{port}/v1"
+        yield fake
 
 
 async def ready_deployment(api, services, speech: FakeSpeech):
@@ -87,20 +83,18 @@ async def test_preflight_is_break_glass_and_check_needs_telephony_manage(api, se
                           headers=setup.owner)).status_code == 403
 
 
-async def test_a_speech_engine_refusing_the_key_fails_with_a_sentence(api, services, speech):
+@pytest.mark.parametrize(("key", "value", "said"), [
+    # A key the engine refuses: the sentence names the setting to fix.
+    ("voice_live.tts_api_key_enc", "wrong", "voice_live.tts_api_key_enc"),
+    ("voice_live.tts_stream_url", "http://127.0.0.1:1/v1", "did not answer"),
+], ids=["refused_key", "no_answer"])
+async def test_a_speech_engine_that_fails_fails_the_check_with_a_sentence(
+        api, services, speech, key, value, said):
     setup = await ready_deployment(api, services, speech)
-    await setup.setting("voice_live.tts_api_key_enc", "wrong")
+    await setup.setting(key, value)
     found = checks(await api.get("/api/admin/telephony/check", headers=setup.manager))
     assert found["synthesiser"]["status"] == "fail"
-    assert "voice_live.tts_api_key_enc" in found["synthesiser"]["message"]
-
-
-async def test_a_speech_engine_that_does_not_answer_fails(api, services, speech):
-    setup = await ready_deployment(api, services, speech)
-    await setup.setting("voice_live.tts_stream_url", "http://127.0.0.1:1/v1")
-    found = checks(await api.get("/api/admin/telephony/check", headers=setup.manager))
-    assert found["synthesiser"]["status"] == "fail"
-    assert "did not answer" in found["synthesiser"]["message"]
+    assert said in found["synthesiser"]["message"]
 
 
 async def test_the_local_engine_passes_only_when_installed(api, services):

@@ -1,0 +1,24 @@
+"""Finding one row of a table by the id a caller gave, for the services whose rows
+anyone allowed to call them may see (accounts, providers)."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from piccolo.table import Table
+
+from app.errors import NotFound
+from core.ids import id_or_none
+
+__all__ = ["find_by_id"]
+
+
+async def find_by_id(table: type[Table], value: UUID | str, what: str) -> dict[str, Any]:
+    """The row of ``table`` with id ``value``; 404 "No such <what>." when ``value`` is not
+    an id (``core.ids``) or no row has it."""
+    found = id_or_none(value)
+    row = None if found is None else await table.select().where(table.id == found).first()
+    if row is None:
+        raise NotFound(f"No such {what}.")
+    return row
