@@ -11,9 +11,15 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import warnings
 from pathlib import Path
 
 log = logging.getLogger("svc.postgres")
+
+# Should platformdirs judge the runtime directory unfit (at start, at stop or at exit),
+# it falls back to its own short default; its warning would only be noise on a served
+# process's stderr, where an operator reads svc's own messages.
+warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR", category=UserWarning)
 
 
 class EmbeddedPostgresError(Exception):

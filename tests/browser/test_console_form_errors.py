@@ -112,7 +112,8 @@ FORMS = [
             '[name="telephony.max_concurrent_calls"]', "0",
             "telephony.max_concurrent_calls must be at least 1."),
     Refused("/admin/telephone", "#settings", "#t-listen", "not an address",
-            "Listen address must be host:port, for example 10.0.0.5:9092."),
+            "Listen address is not a usable address: 'not an address' is not host:port; "
+            "write it as 10.0.0.5:9092 or [fd00::5]:9092."),
     Refused("/admin/telephone", "#line-form", "#l-e164", "12",
             "'12' is not a telephone number in E.164 form: it must start with + or 00 (or set "
             "telephony.default_region to read national numbers).",

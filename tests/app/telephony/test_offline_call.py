@@ -115,7 +115,9 @@ async def test_a_caller_asks_books_tomorrow_at_ten_and_says_goodbye(offline_line
     opening, *answers = [content for role, content in said if role == "assistant"]
     assert opening.startswith("Hello, Hillside Surgery."), said
     assert "behind the building" in answers[0], said
-    [booked] = await Appointment.select()
+    booked = await Appointment.select()
+    assert len(booked) == 1, said
+    [booked] = booked
     zone = zoneinfo.ZoneInfo(ZONE)
     tomorrow = booked["created_at"].astimezone(zone).date() + dt.timedelta(days=1)
     assert booked["starts_at"].astimezone(zone) == dt.datetime.combine(

@@ -14,7 +14,7 @@ from tests.support.settings import set_runtime
 
 pytestmark = pytest.mark.anyio
 
-GUIDE = Path(__file__).resolve().parents[2] / "docs" / "telephony.md"
+GUIDE = Path(__file__).resolve().parents[3] / "docs" / "telephony.md"
 
 
 def test_the_dialplan_is_the_guides_with_its_addresses_filled_in():
