@@ -85,6 +85,9 @@ def _serve(workdir: Path, name: str, dsn: str, key: str) -> tuple[Host, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC__")}
     env.update(SVC__DATABASE__URL=dsn, SVC__MESSAGE_ENCRYPTION_KEY=key,
                SVC__STORAGE__DATA_DIR=str(data_dir), SVC__SERVER__PORT=str(port),
+               # One process a host: what a host reads back is what the same process
+               # serves with (workers within a host are proved in test_serve_workers).
+               SVC__SERVER__WORKERS="1",
                SVC__TELEPHONY__PBX_LISTEN=f"127.0.0.1:{pbx_port}",
                SVC__RETENTION__SWEEP_SCHEDULE=SWEEP_SCHEDULE)
     log = workdir / f"{name}.log"
