@@ -24,13 +24,14 @@ SCRIPT = textwrap.dedent("""
     def work(index):
         if sys.argv[1] == "crash":
             return 3
-        print(f"worker {os.getpid()}", flush=True)
+        # One write a line: two workers share the pipe, and print() may split a line.
+        os.write(1, f"worker {os.getpid()}\\n".encode())
         supervisor.ready()
         while True:
             time.sleep(1)
 
     supervisor = Supervisor(2, work, grace_seconds=5,
-                            on_ready=lambda: print("ready", flush=True))
+                            on_ready=lambda: os.write(1, b"ready\\n"))
     sys.exit(supervisor.run())
 """)
 
