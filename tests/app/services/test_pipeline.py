@@ -196,32 +196,30 @@ async def _tool_turn(services, fake, owner, name: str, **options: Any) -> tuple[
     return finished, events
 
 
-async def test_a_tool_that_raises_is_reported_and_the_conversation_goes_on(services, fake, owner):
-    async def boom(arguments):
-        raise RuntimeError("database on fire")
-
-    services.tools.register(ToolSpec("boom", "Breaks."), boom)
-    finished, _ = await _tool_turn(services, fake, owner, "boom")
-    assert finished.status is ToolStatus.ERROR and "unexpected error" in finished.content
-    assert "fire" not in finished.content  # internals stay out of the model's view
+async def _raises_internally(arguments):
+    raise RuntimeError("database on fire")
 
 
-async def test_a_tool_failing_with_a_reason_tells_the_model_the_reason(services, fake, owner):
-    async def closed(arguments):
-        raise ToolFailed("the diary is closed today")
-
-    services.tools.register(ToolSpec("diary", "Reads the diary."), closed)
-    finished, _ = await _tool_turn(services, fake, owner, "diary")
-    assert finished.status is ToolStatus.ERROR and "the diary is closed today" in finished.content
+async def _fails_with_a_reason(arguments):
+    raise ToolFailed("the diary is closed today")
 
 
-async def test_a_tool_returning_garbage_is_reported(services, fake, owner):
-    async def garbage(arguments):
-        return b"\xff\xfe\x00garbage"
+async def _returns_garbage(arguments):
+    return b"\xff\xfe\x00garbage"
 
-    services.tools.register(ToolSpec("garbage", "Returns bytes."), garbage)
-    finished, _ = await _tool_turn(services, fake, owner, "garbage")
-    assert finished.status is ToolStatus.ERROR and "unreadable" in finished.content
+
+@pytest.mark.parametrize(("handler", "told"), [
+    # internals ("fire") stay out of the model's view
+    pytest.param(_raises_internally, "unexpected error", id="raises"),
+    pytest.param(_fails_with_a_reason, "the diary is closed today", id="fails-with-a-reason"),
+    pytest.param(_returns_garbage, "unreadable", id="returns-garbage"),
+])
+async def test_a_failing_tool_is_reported_to_the_model_and_the_conversation_goes_on(
+        services, fake, owner, handler, told):
+    services.tools.register(ToolSpec("flaky", "Sometimes breaks."), handler)
+    finished, _ = await _tool_turn(services, fake, owner, "flaky")
+    assert finished.status is ToolStatus.ERROR and told in finished.content
+    assert "fire" not in finished.content
 
 
 async def test_a_tool_past_its_ceiling_is_stopped_and_the_model_told(services, fake, owner):
