@@ -1,11 +1,12 @@
 """What every loopback fake server shares: start on 127.0.0.1, stop, count connections.
 
-A fake is a dataclass with ``host`` and ``port`` fields that inherits ``LoopbackServer``
-and builds its routes in ``_app()``; ``async with Fake() as fake`` runs it.
+A fake is a dataclass that inherits ``LoopbackServer`` (and with it the ``host`` and
+``port`` fields) and builds its routes in ``_app()``; ``async with Fake() as fake`` runs it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Self
 
 import anyio
@@ -14,10 +15,17 @@ from aiohttp import web
 __all__ = ["LoopbackServer"]
 
 
+@dataclass
 class LoopbackServer:
-    host: str
-    port: int
-    _runner: web.AppRunner | None = None
+    host: str = "127.0.0.1"
+    #: 0 picks a free port; the one bound is written back on start
+    port: int = 0
+    _runner: web.AppRunner | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def base_url(self) -> str:
+        """The root of the OpenAI-shaped API the fakes serve."""
+        return f"http://{self.host}:{self.port}/v1"
 
     def _app(self) -> web.Application:
         raise NotImplementedError

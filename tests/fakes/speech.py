@@ -91,16 +91,7 @@ class FakeSpeech(LoopbackServer):
     """The server; an async context manager that starts and stops it."""
 
     behaviour: SpeechBehaviour = field(default_factory=SpeechBehaviour)
-    host: str = "127.0.0.1"
-    port: int = 0
     requests: list[SpeechRequest] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self._runner = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
 
     @property
     def turn_url(self) -> str:

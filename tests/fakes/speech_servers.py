@@ -62,20 +62,11 @@ OPENAI_KEY = "sk-proj-fake-key"
 class _SpeechServer(LoopbackServer):
     """What the three fakes share: where they listen, what they heard, how they stream."""
 
-    host: str = "127.0.0.1"
-    port: int = 0
     requests: list[SpeechRequest] = field(default_factory=list)
     #: bytes per streamed write: odd, so samples split across reads
     chunk_bytes: int = 2401
     #: what a transcription says
     transcript: str = " Hello, I would like to book a table."
-
-    def __post_init__(self) -> None:
-        self._runner = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
 
     def _record(self, request: web.Request, fields: dict[str, Any]) -> None:
         headers = {name.lower(): value for name, value in request.headers.items()}

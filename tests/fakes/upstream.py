@@ -85,18 +85,11 @@ class FakeUpstream(LoopbackServer):
     """The server; an async context manager that starts and stops it."""
 
     behaviour: Behaviour = field(default_factory=Behaviour)
-    host: str = "127.0.0.1"
-    port: int = 0
     requests: list[RecordedRequest] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._runner = None
         #: The body bytes of the last streamed answer, exactly as written.
         self.sent = b""
-
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
 
     @property
     def connections_used(self) -> int:
