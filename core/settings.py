@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 
 from .egress import parse_allow_hosts
 from .forwarded import parse_trusted_proxies
-from .host_port import InvalidHostPort, parse_host_port
+from .host_port import parse_host_port
 from .phone_numbers import is_region
 
 __all__ = [
@@ -112,29 +112,24 @@ def _http_url(value: str) -> str | None:
     return None
 
 
-def _listen_address(value: str) -> str | None:
-    try:
-        parse_host_port(value)
-    except InvalidHostPort as exc:
-        return f"is not a usable address: {exc}"
-    return None
-
-
-def _entries(parse: Callable[[str], Any]) -> Check:
-    """A check for a list setting whose parser names its bad entry in a ValueError."""
+def _parsed_by(parse: Callable[[str], Any], problem: str) -> Check:
+    """A check that runs the setting's own parser: where it refuses the value (with a
+    ValueError naming what is wrong), the check says ``problem`` followed by that."""
 
     def check(value: str) -> str | None:
         try:
             parse(value)
         except ValueError as exc:
-            return f"entry {exc}"
+            return f"{problem}{exc}"
         return None
 
     return check
 
 
-_allow_hosts = _entries(parse_allow_hosts)
-_trusted_proxies = _entries(parse_trusted_proxies)
+_listen_address = _parsed_by(parse_host_port, "is not a usable address: ")
+# The list parsers name their bad entry.
+_allow_hosts = _parsed_by(parse_allow_hosts, "entry ")
+_trusted_proxies = _parsed_by(parse_trusted_proxies, "entry ")
 
 
 def _region(value: str) -> str | None:
