@@ -15,12 +15,10 @@ import pytest
 from app.console.screens import SCREENS
 from tests.browser.conftest import PASSWORD, screenshot, signed_in_tab
 from tests.browser.harness import (
-    ENABLE_NOTICE,
     accessibility_violations,
     sideways_scroll,
 )
-
-expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
+from tests.browser.playwright_expect import expect
 
 ROOT = "root-of-a-rather-long-organisation-name@example.com"
 LONG = ("Northern Regional Dental Practice and Orthodontic Surgery Reception Desk, "

@@ -13,9 +13,8 @@ import uuid
 import pytest
 
 from tests.browser.conftest import PASSWORD, screenshot, settled, sign_in
-from tests.browser.harness import ENABLE_NOTICE, accessibility_violations, sideways_scroll
-
-expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
+from tests.browser.harness import accessibility_violations, sideways_scroll
+from tests.browser.playwright_expect import expect
 
 ROOT = "root@example.com"
 OWNER = "reception@example.com"

@@ -10,9 +10,7 @@ import pytest
 
 from app.services.accounts import Identity
 from tests.browser.conftest import PASSWORD, screenshot, settled, sign_in
-from tests.browser.harness import ENABLE_NOTICE
-
-expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
+from tests.browser.playwright_expect import expect
 
 OWNER = "shop@example.com"
 HOURS = ("We sell bread and cakes.\n\nThe shop opens at nine on Saturday mornings.\n"

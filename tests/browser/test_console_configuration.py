@@ -20,12 +20,10 @@ from tests.browser.conftest import (
 )
 from tests.browser.harness import (
     ARTIFACTS,
-    ENABLE_NOTICE,
     accessibility_violations,
     sideways_scroll,
 )
-
-expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
+from tests.browser.playwright_expect import expect
 
 ADMIN = "settings-admin@example.com"
 WIDTHS = {"laptop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}

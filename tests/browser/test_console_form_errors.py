@@ -22,9 +22,8 @@ import httpx
 import pytest
 
 from tests.browser.conftest import PASSWORD, note_beside, settled, signed_in_tab
-from tests.browser.harness import ENABLE_NOTICE, accessibility_violations, sideways_scroll
-
-expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
+from tests.browser.harness import accessibility_violations, sideways_scroll
+from tests.browser.playwright_expect import expect
 
 ROOT = "form-errors-root@example.com"
 WIDTHS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}

@@ -9,9 +9,7 @@ import httpx
 import pytest
 
 from tests.browser.conftest import PASSWORD, open_screen, screenshot, settled, sign_in
-from tests.browser.harness import ENABLE_NOTICE
-
-expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
+from tests.browser.playwright_expect import expect
 
 USER = "member@example.com"
 ADMIN = "boss@example.com"

@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import PASSWORD, open_screen, screenshot, sign_in
-from tests.browser.harness import ENABLE_NOTICE, sideways_scroll
-
-expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
+from tests.browser.harness import sideways_scroll
+from tests.browser.playwright_expect import expect
 
 OWNER = "reception@example.com"
 ROOT = "root@example.com"

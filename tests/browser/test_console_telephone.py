@@ -23,9 +23,8 @@ from tests.browser.conftest import (
     settled,
     sign_in,
 )
-from tests.browser.harness import ENABLE_NOTICE, write_recording
-
-expect = pytest.importorskip("playwright.sync_api", reason=ENABLE_NOTICE).expect
+from tests.browser.harness import write_recording
+from tests.browser.playwright_expect import expect
 
 ROOT = "root@example.com"
 OWNER = "reception@example.com"
