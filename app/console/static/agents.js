@@ -1,9 +1,10 @@
 // Setup → Agents: create, edit (attach Libraries, choose tools), archive, and call it.
 import { agentUse } from "/static/agent_use.js";
 import { chosenTools, loadTools, showTools } from "/static/agent_tools.js";
-import { $, api, confirmAction, el, fillRows, guarded, onSubmit, options, say, start } from "/static/console.js";
+import { $, api, confirmAction, el, fillRows, formMode, guarded, onSubmit, options, say, start } from "/static/console.js";
 
 let editing = null;
+const FORM_WORDS = { heading: "Create an agent", create: "Create agent", save: "Save agent" };
 const libraries = new Map();
 
 function chosenLibraries() {
@@ -38,9 +39,7 @@ function edit(agent) {
   $("#a-instructions").value = agent.instructions;
   for (const box of document.querySelectorAll("#a-libraries input")) box.checked = agent.library_ids.includes(box.value);
   showTools(agent.tools);
-  $("#agent-form-heading").textContent = `Edit ${agent.name}`;
-  $("#agent-submit").textContent = "Save agent";
-  $("#agent-cancel").hidden = false;
+  formMode("agent", agent.name, FORM_WORDS);
   $("#a-name").focus();
 }
 
@@ -48,9 +47,7 @@ function stopEditing() {
   editing = null;
   $("#agent-form").reset();
   showTools();
-  $("#agent-form-heading").textContent = "Create an agent";
-  $("#agent-submit").textContent = "Create agent";
-  $("#agent-cancel").hidden = true;
+  formMode("agent", null, FORM_WORDS);
 }
 
 $("#agent-cancel").addEventListener("click", stopEditing);

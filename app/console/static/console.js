@@ -250,6 +250,16 @@ export function onSubmit(form, action) {
   });
 }
 
+// A form that creates an item or edits a listed one says which: its heading, its submit
+// button, and a Cancel button shown only while editing. ``prefix`` names the elements
+// (#agent-form-heading, #agent-submit, #agent-cancel); ``edited`` is the name of the item
+// being edited, or null while creating.
+export function formMode(prefix, edited, { heading, create, save }) {
+  $(`#${prefix}-form-heading`).textContent = edited === null ? heading : `Edit ${edited}`;
+  $(`#${prefix}-submit`).textContent = edited === null ? create : save;
+  $(`#${prefix}-cancel`).hidden = edited === null;
+}
+
 // Fill a table body: one row per item, one cell per column ({label, value, num}).
 export function fillRows(tbody, items, columns, empty = "Nothing yet.") {
   if (!items.length) {

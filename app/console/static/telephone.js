@@ -1,10 +1,11 @@
 // Admin → Telephone: the settings resource (break-glass), the readiness checks, and
 // lines — register, edit, enable, disable, release.
-import { $, api, confirmAction, el, fillRows, guarded, onSubmit, options, say, start } from "/static/console.js";
+import { $, api, confirmAction, el, fillRows, formMode, guarded, onSubmit, options, say, start } from "/static/console.js";
 
 const LINES = "/api/admin/telephony/numbers";
 const CLEARABLE = ["label", "greeting", "notice", "transfer_e164", "deliver_group_chat_id"];
 let editing = null;
+const FORM_WORDS = { heading: "Register a line", create: "Register line", save: "Save line" };
 const names = { agents: new Map(), owners: new Map() };
 let me = null;  // who is signed in: a line's account and administrators may talk to it
 
@@ -94,18 +95,14 @@ function edit(line) {
     if (field.type === "checkbox") field.checked = Boolean(line[field.name]);
     else field.value = line[field.name] ?? "";
   }
-  $("#line-form-heading").textContent = `Edit ${line.e164}`;
-  $("#line-submit").textContent = "Save line";
-  $("#line-cancel").hidden = false;
+  formMode("line", line.e164, FORM_WORDS);
   $("#l-e164").focus();
 }
 
 function stopEditing() {
   editing = null;
   $("#line-form").reset();
-  $("#line-form-heading").textContent = "Register a line";
-  $("#line-submit").textContent = "Register line";
-  $("#line-cancel").hidden = true;
+  formMode("line", null, FORM_WORDS);
 }
 
 $("#line-cancel").addEventListener("click", stopEditing);
