@@ -9,11 +9,15 @@ from core import settings as registry
 pytestmark = pytest.mark.anyio
 
 
+async def put_setting(api, headers, key: str, value):
+    """PUT one setting's new value as the caller of ``headers``; the response."""
+    return await api.put(f"/api/admin/settings/{key}", headers=headers, json={"value": value})
+
+
 async def test_a_runtime_value_wins_over_boot_without_restart(api, services):
     admin = await api.as_new_user(services, "boss@example.org", role="admin")
     assert await services.settings.get("features.telephony") is False
-    response = await api.put("/api/admin/settings/features.telephony", headers=admin,
-                             json={"value": True})
+    response = await put_setting(api, admin, "features.telephony", True)
     assert response.status_code == 200, response.text
     assert response.json()["value"] is True and response.json()["overridden"] is True
     assert await services.settings.get("features.telephony") is True
@@ -23,8 +27,7 @@ async def test_a_runtime_value_wins_over_boot_without_restart(api, services):
 
 async def test_out_of_range_value_is_refused_with_422_naming_the_field(api, services):
     admin = await api.as_new_user(services, "boss@example.org", role="admin")
-    response = await api.put("/api/admin/settings/telephony.tool_timeout_secs", headers=admin,
-                             json={"value": 61})
+    response = await put_setting(api, admin, "telephony.tool_timeout_secs", 61)
     assert response.status_code == 422
     assert response.json()["error"]["field"] == "telephony.tool_timeout_secs"
     assert await services.settings.get("telephony.tool_timeout_secs") == 8
@@ -32,19 +35,16 @@ async def test_out_of_range_value_is_refused_with_422_naming_the_field(api, serv
 
 async def test_wrong_type_is_refused(api, services):
     admin = await api.as_new_user(services, "boss@example.org", role="admin")
-    response = await api.put("/api/admin/settings/features.voice", headers=admin,
-                             json={"value": "yes"})
+    response = await put_setting(api, admin, "features.voice", "yes")
     assert response.status_code == 422
 
 
 async def test_api_settings_belong_to_the_superadmin(api, services):
     admin = await api.as_new_user(services, "boss@example.org", role="admin")
     root = await api.as_new_user(services, "root@example.org", role="superadmin")
-    refused = await api.put("/api/admin/settings/api.rate_per_min", headers=admin,
-                            json={"value": 5})
+    refused = await put_setting(api, admin, "api.rate_per_min", 5)
     assert refused.status_code == 404
-    accepted = await api.put("/api/admin/settings/api.rate_per_min", headers=root,
-                             json={"value": 5})
+    accepted = await put_setting(api, root, "api.rate_per_min", 5)
     assert accepted.status_code == 200
     listed = {s["key"]: s for s in (await api.get("/api/admin/settings", headers=admin)).json()["data"]}
     assert listed["api.rate_per_min"]["may_change"] is False
@@ -53,11 +53,9 @@ async def test_api_settings_belong_to_the_superadmin(api, services):
 
 async def test_config_manage_holder_changes_dials_but_not_voice_engines(api, services):
     config = await api.as_new_user(services, "cfg@example.org", permissions=("config.manage",))
-    ok = await api.put("/api/admin/settings/voice.phone.barge_min_ms", headers=config,
-                       json={"value": 300})
+    ok = await put_setting(api, config, "voice.phone.barge_min_ms", 300)
     assert ok.status_code == 200
-    no = await api.put("/api/admin/settings/voice_live.tts_stream", headers=config,
-                       json={"value": True})
+    no = await put_setting(api, config, "voice_live.tts_stream", True)
     assert no.status_code == 404
 
 
@@ -68,25 +66,22 @@ async def test_ordinary_user_cannot_read_settings(api, services):
 
 async def test_boot_only_settings_are_not_writable(api, services):
     root = await api.as_new_user(services, "root@example.org", role="superadmin")
-    response = await api.put("/api/admin/settings/server.port", headers=root, json={"value": 1})
+    response = await put_setting(api, root, "server.port", 1)
     assert response.status_code == 404
 
 
 async def test_cleared_phone_dial_follows_the_shared_one(api, services):
     admin = await api.as_new_user(services, "boss@example.org", role="admin")
     assert await services.settings.get("voice.phone.silence_threshold_ms") == 900
-    await api.put("/api/admin/settings/voice.phone.silence_threshold_ms", headers=admin,
-                  json={"value": None})
+    await put_setting(api, admin, "voice.phone.silence_threshold_ms", None)
     assert await services.settings.get("voice.phone.silence_threshold_ms") == 1500
-    await api.put("/api/admin/settings/voice.silence_threshold_ms", headers=admin,
-                  json={"value": 1200})
+    await put_setting(api, admin, "voice.silence_threshold_ms", 1200)
     assert await services.settings.get("voice.phone.silence_threshold_ms") == 1200
 
 
 async def test_credentials_are_stored_sealed_and_shown_only_as_stored(api, services):
     root = await api.as_new_user(services, "root@example.org", role="superadmin")
-    response = await api.put("/api/admin/settings/telephony.auth_token_enc", headers=root,
-                             json={"value": "carrier-secret-123"})
+    response = await put_setting(api, root, "telephony.auth_token_enc", "carrier-secret-123")
     assert response.status_code == 200
     assert response.json()["value_set"] is True and "value" not in response.json()
     assert "carrier-secret-123" not in response.text
@@ -154,8 +149,7 @@ async def test_storing_a_credential_without_the_key_is_409_and_stores_nothing(da
                                          if k != "message_encryption_key"}))
     async with running_app(keyless) as api:
         root = await api.as_new_user(keyless, "root@example.org", role="superadmin")
-        response = await api.put("/api/admin/settings/telephony.pbx_key_enc", headers=root,
-                                 json={"value": "shared secret"})
+        response = await put_setting(api, root, "telephony.pbx_key_enc", "shared secret")
         assert response.status_code == 409
         assert response.json()["error"]["code"] == "encryption_key_missing"
         listed = (await api.get("/api/admin/settings/telephony.pbx_key_enc", headers=root)).json()
@@ -170,8 +164,7 @@ async def test_a_credential_sealed_under_another_key_reads_as_absent(database, b
 
     async with running_app(services) as api:
         root = await api.as_new_user(services, "root@example.org", role="superadmin")
-        await api.put("/api/admin/settings/telephony.auth_token_enc", headers=root,
-                      json={"value": "old credential"})
+        await put_setting(api, root, "telephony.auth_token_enc", "old credential")
     rekeyed = Services.build(boot.with_values(message_encryption_key=secrets.token_hex(32)))
     rekeyed.settings.cache_seconds = 0
     assert await rekeyed.settings.secret("telephony.auth_token_enc") is None
