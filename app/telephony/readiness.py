@@ -33,14 +33,15 @@ from app.services.settings import Settings, Snapshot
 from app.telephony.settings_resource import effective_public_base, media_url, public_url
 from app.telephony.signalling import MEDIA_PATH, VOICE_PATH
 from app.telephony.speech_engines import LOCAL, synthesiser_for
+from core.process_listeners import ProcessListener, judge_listeners
 from core.refusals import SUPPORTED_SAMPLE_RATES, streaming_synthesiser_configured
-from core.host_port import InvalidHostPort, parse_host_port
 
 CHECK_IDS = ("feature", "provider", "carrier_credential", "public_address", "listen_address",
              "shared_secret", "message_key", "recognition_rate", "synthesiser", "lines",
              "line_bindings")
 
-Listening = Callable[[str | None], Awaitable[bool]]
+#: every serving process and the address it listens on (``app.telephony.process_listeners``)
+Listeners = Callable[[], Awaitable[list[ProcessListener]]]
 HealthProbe = Callable[[str], Awaitable[HealthAnswer]]
 
 _ENABLED_LINES = """
@@ -67,21 +68,6 @@ class CheckResult:
 
 def report(results: list[CheckResult]) -> dict[str, object]:
     return {"ready": all(r.ok for r in results), "checks": [r.view() for r in results]}
-
-
-async def tcp_listening(address: str | None) -> bool:
-    """Whether something accepts connections at ``host:port`` (for the terminal, which
-    runs in another process than the listener)."""
-    if not address:
-        return False
-    try:
-        host, port = parse_host_port(address)
-        with anyio.fail_after(2):
-            stream = await anyio.connect_tcp(host, port)
-    except (InvalidHostPort, OSError, TimeoutError):
-        return False
-    await stream.aclose()
-    return True
 
 
 def _reachable_host(base: str) -> str | None:
@@ -156,11 +142,11 @@ async def probe_synthesiser(snapshot: Snapshot, key: str | None) -> tuple[bool, 
 # -- the checks
 
 class Readiness:
-    def __init__(self, settings: Settings, box: SecretBox, listening: Listening,
+    def __init__(self, settings: Settings, box: SecretBox, listeners: Listeners,
                  health_probe: HealthProbe = probe_health) -> None:
         self.settings = settings
         self.box = box
-        self.listening = listening
+        self.listeners = listeners
         #: asks the public address's /healthz through the network, as the carrier would
         self.health_probe = health_probe
 
@@ -243,11 +229,7 @@ class Readiness:
             return CheckResult("listen_address", False, "No listen address is set, so the "
                                "telephone system has nowhere to send audio. Set pbx_listen "
                                "and restart the deployment.")
-        if await self.listening(address):
-            return CheckResult("listen_address", True, f"Listening on {address}.")
-        return CheckResult("listen_address", False, f"pbx_listen is {address} but nothing "
-                           "listens there. The address is bound only at start: restart the "
-                           "deployment.")
+        return CheckResult("listen_address", *judge_listeners(address, await self.listeners()))
 
     async def _shared_secret(self, snapshot: Snapshot, needed: bool) -> CheckResult:
         if not needed:
