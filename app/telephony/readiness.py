@@ -11,8 +11,9 @@ line and not the named provider uses that transport. ``synthesiser`` is a real
 request: a short phrase is sent to the configured engine — ``POST
 {voice_live.tts_stream_url}/audio/speech`` (OpenAI-compatible: ``voice_live.tts_model``,
 ``voice_live.tts_voice``, ``response_format: pcm``, key ``voice_live.tts_api_key_enc``),
-passing when audio bytes come back within a few seconds; for ``local``, the built-in
-engine (eSpeak NG, package ``espeakng-loader``) must speak the phrase the same way.
+passing when audible sound comes back within a few seconds (no audio, or silence only,
+fails: a call would end ``notice_failed`` on it); for ``local``, the built-in engine
+(eSpeak NG, package ``espeakng-loader``) must speak the phrase the same way.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import anyio
 
 from adapters.health_probe import HealthAnswer, probe_health
 from adapters.speech import SpeechUnavailable
+from adapters.voice.session import AUDIBLE_RMS
 from app import db
 from app.crypto import KEY_MISSING_MESSAGE, SecretBox
 from app.services.settings import Settings, Snapshot
@@ -35,6 +37,7 @@ from app.telephony.signalling import MEDIA_PATH, VOICE_PATH
 from app.telephony.speech_engines import LOCAL, synthesiser_for
 from core.process_listeners import ProcessListener, judge_listeners
 from core.refusals import SUPPORTED_SAMPLE_RATES, streaming_synthesiser_configured
+from kernels.energy import rms
 
 CHECK_IDS = ("feature", "provider", "carrier_credential", "public_address", "listen_address",
              "shared_secret", "message_key", "recognition_rate", "synthesiser", "lines",
@@ -125,18 +128,50 @@ async def probe_synthesiser(snapshot: Snapshot, key: str | None) -> tuple[bool, 
     local = url == LOCAL
     name = "The local speech engine (eSpeak NG)" if local else (
         f"The speech engine at {urlsplit(url).netloc or url}")
+    heard = _Heard()
     try:
         with anyio.fail_after(TIMEOUT_SECONDS):
             async with aclosing(synthesiser.stream(TEST_PHRASE)) as chunks:
-                audio = await anext(chunks, b"")
+                async for chunk in chunks:
+                    if heard.take(chunk):
+                        break
     except SpeechUnavailable as exc:
         return False, _unavailable_sentence(exc, local)
     except TimeoutError:
-        return False, (f"{name} did not answer within {TIMEOUT_SECONDS:g} seconds. Check "
-                       "voice_live.tts_stream_url and that the engine is running.")
-    if not audio:
+        if not heard.answered:
+            return False, (f"{name} did not answer within {TIMEOUT_SECONDS:g} seconds. "
+                           "Check voice_live.tts_stream_url and that the engine is running.")
+    if not heard.answered:
         return False, f"{name} answered without audio."
+    if not heard.sounded:
+        # A call would end notice_failed: the opening notice must be heard.
+        return False, (f"{name} answered with silence only, so every call would end "
+                       "notice_failed. Check voice_live.tts_model and voice_live.tts_voice.")
     return True, f"{name} spoke the test phrase."
+
+
+class _Heard:
+    """What the test phrase brought: any audio, and any sound a caller would hear
+    (judged by the call's own rule, ``AUDIBLE_RMS``, over short stretches)."""
+
+    #: bytes judged at a time: 20 ms of 16-bit audio at 16 kHz
+    WINDOW = 640
+
+    def __init__(self) -> None:
+        self.answered = False
+        self.sounded = False
+        self._odd = b""  # a sample split between two chunks
+
+    def take(self, chunk: bytes) -> bool:
+        """Judge one chunk; True once sound was heard."""
+        self.answered = self.answered or bool(chunk)
+        pcm = self._odd + chunk
+        whole = len(pcm) & ~1
+        self._odd = pcm[whole:]
+        self.sounded = self.sounded or any(
+            rms(pcm[start:min(start + self.WINDOW, whole)]) >= AUDIBLE_RMS
+            for start in range(0, whole, self.WINDOW))
+        return self.sounded
 
 
 # -- the checks

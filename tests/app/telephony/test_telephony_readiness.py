@@ -17,6 +17,7 @@ from app import db
 from app.tables import TelephonyLease
 from app.telephony.readiness import CHECK_IDS
 from tests.app.telephony.deployment import deployment
+from tests.fakes.voice import tone
 from tests.support.aiohttp_site import serving
 from tests.support.settings import store_unchecked
 
@@ -27,7 +28,7 @@ SPEECH_KEY = "speech-key-for-tests"
 
 @dataclass
 class FakeSpeech:
-    """An OpenAI-compatible ``/v1/audio/speech`` answering 16-bit PCM silence."""
+    """An OpenAI-compatible ``/v1/audio/speech`` answering a tenth of a second of tone."""
 
     requests: list[dict] = field(default_factory=list)
     base_url: str = ""
@@ -36,7 +37,7 @@ class FakeSpeech:
         self.requests.append(await request.json())
         if request.headers.get("Authorization") != f"Bearer {SPEECH_KEY}":
             return web.json_response({"error": {"message": "bad key"}}, status=401)
-        return web.Response(body=b"\x00\x00" * 2400, content_type="audio/pcm")
+        return web.Response(body=tone(0.1, 24000), content_type="audio/pcm")
 
 
 @pytest.fixture
