@@ -93,6 +93,21 @@ def _reachable_host(base: str) -> str | None:
 HEALTH_PATH = "/healthz"
 
 
+def _what_answered(answer: HealthAnswer) -> str:
+    """The probe's answer as the rest of a sentence, for anything but svc's 200."""
+    if answer.status is None:
+        return f"did not answer: {answer.failure}"
+    by = f" (Server: {answer.server})" if answer.server else ""
+    if answer.from_svc and answer.status == 503:
+        return "reached svc, whose database cannot be reached (HTTP 503)"
+    if answer.from_svc:
+        return f"reached svc, which answered HTTP {answer.status}"
+    if answer.status == 200:
+        return (f"answered HTTP 200{by}, but not with svc's health answer: the address "
+                "leads to another server")
+    return f"answered HTTP {answer.status}{by}, not svc's health answer"
+
+
 # -- the synthesiser
 
 TEST_PHRASE = "This is a test of the telephone line."
@@ -246,12 +261,11 @@ class Readiness:
             return CheckResult("public_address", False, problem)
         health = public_url(snapshot, HEALTH_PATH)
         answer = await self.health_probe(health)
-        if answer.status != 200:
-            what = (f"answered HTTP {answer.status}" if answer.status is not None
-                    else f"did not answer: {answer.failure}")
+        if answer.status != 200 or not answer.from_svc:
             return CheckResult("public_address", False, f"Asked through the network as the "
-                               f"carrier would, {health} {what}. Check the DNS name, the "
-                               "reverse proxy and its certificate (docs/deployment.md).")
+                               f"carrier would, {health} {_what_answered(answer)}. Check the "
+                               "DNS name, the reverse proxy and its certificate "
+                               "(docs/deployment.md).")
         return CheckResult("public_address", True, f"{health} answered through the network. "
                            f"The carrier console must hold {public_url(snapshot, VOICE_PATH)} "
                            f"exactly; audio goes to {media_url(snapshot, MEDIA_PATH)}.")

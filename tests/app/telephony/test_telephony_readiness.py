@@ -236,3 +236,20 @@ async def test_the_public_address_is_asked_through_the_network(api, services, sp
     services.telephony.readiness.health_probe = bad_gateway
     found = checks(await api.get("/api/admin/telephony/preflight", headers=setup.admin))
     assert "answered HTTP 502" in found["public_address"]["message"]
+
+    async def parked(url: str) -> HealthAnswer:
+        return HealthAnswer(200, server="parking/1.0")  # 200, but not svc's answer
+
+    services.telephony.readiness.health_probe = parked
+    found = checks(await api.get("/api/admin/telephony/preflight", headers=setup.admin))
+    assert found["public_address"]["status"] == "fail"
+    assert "HTTP 200 (Server: parking/1.0), but not with svc's health answer" in (
+        found["public_address"]["message"])
+
+    async def database_away(url: str) -> HealthAnswer:
+        return HealthAnswer(503, from_svc=True)
+
+    services.telephony.readiness.health_probe = database_away
+    found = checks(await api.get("/api/admin/telephony/preflight", headers=setup.admin))
+    assert "reached svc, whose database cannot be reached" in (
+        found["public_address"]["message"])
