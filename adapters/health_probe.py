@@ -3,16 +3,18 @@
 The readiness check wants to know whether the public address really leads here: DNS,
 the reverse proxy, its certificate and the port all lie between. One GET with a short
 timeout, the system's certificate authorities, no redirects followed (a carrier does
-not follow them for a webhook either). What answered is described in plain words.
+not follow them for a webhook either). What answered is described in plain words: the
+status, the ``Server`` it named (the proxy, a CDN), and whether the body is svc's own
+health answer — a catch-all page answering 200 is not this deployment.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import socket
 import ssl
 from dataclasses import dataclass
-
-import socket
 
 import aiohttp
 from yarl import URL
@@ -20,6 +22,8 @@ from yarl import URL
 __all__ = ["HealthAnswer", "probe_health"]
 
 TIMEOUT_SECONDS = 5.0
+#: svc's /healthz answer is a few dozen bytes; more than this is someone else's page.
+MAX_BODY = 4096
 _DNS_ERROR = getattr(aiohttp, "ClientConnectorDNSError", ())  # aiohttp 3.10.6 and later
 
 
@@ -29,6 +33,18 @@ class HealthAnswer:
     status: int | None
     #: why nothing answered, in words a person can act on
     failure: str | None = None
+    #: the ``Server`` header of what answered (``nginx``, a CDN's name), if it gave one
+    server: str | None = None
+    #: whether the body is svc's health answer (``{"status": ..., "database": ...}``)
+    from_svc: bool = False
+
+
+def _is_svc_health(body: bytes) -> bool:
+    try:
+        found = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(found, dict) and {"status", "database"} <= found.keys()
 
 
 def _failure(exc: BaseException, host: str) -> str:
@@ -51,7 +67,7 @@ def _failure(exc: BaseException, host: str) -> str:
 
 async def probe_health(url: str, *, ssl_context: ssl.SSLContext | None = None,
                        timeout: float = TIMEOUT_SECONDS) -> HealthAnswer:
-    """GET ``url`` once; its status, or why nothing answered."""
+    """GET ``url`` once; its status and who answered, or why nothing answered."""
     host = URL(url).host or url
     limits = aiohttp.ClientTimeout(total=timeout)
     connector = aiohttp.TCPConnector(ssl=ssl_context if ssl_context is not None else True,
@@ -59,6 +75,8 @@ async def probe_health(url: str, *, ssl_context: ssl.SSLContext | None = None,
     try:
         async with aiohttp.ClientSession(timeout=limits, connector=connector) as http:
             async with http.get(url, allow_redirects=False) as answer:
-                return HealthAnswer(answer.status)
+                body = await answer.content.read(MAX_BODY)
+                return HealthAnswer(answer.status, server=answer.headers.get("Server"),
+                                    from_svc=_is_svc_health(body))
     except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
         return HealthAnswer(None, _failure(exc, host))

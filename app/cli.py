@@ -254,11 +254,12 @@ def cmd_admin_create(args: argparse.Namespace) -> int:
 
 def cmd_telephony_check(args: argparse.Namespace) -> int:
     """The readiness checks of /api/admin/telephony/preflight, printed one a line;
-    exit 0 when every check passes, 1 otherwise. The listen address is probed over
-    TCP, since the listener belongs to the serving process."""
+    exit 0 when every check passes, 1 otherwise. The listen address is judged by what
+    the serving processes' leases say they listen on; this one serves nothing."""
     from app import db
     from app.bundle import Services
-    from app.telephony.readiness import Readiness, tcp_listening
+    from app.telephony.process_listeners import process_listeners
+    from app.telephony.readiness import Readiness
 
     boot = _load_config(args).boot
     configure_logging("warning")
@@ -271,7 +272,7 @@ def cmd_telephony_check(args: argparse.Namespace) -> int:
         db.use_database(dsn)
         await db.open_pool(2)
         try:
-            return await Readiness(services.settings, services.box, tcp_listening).run()
+            return await Readiness(services.settings, services.box, process_listeners).run()
         finally:
             await db.close_pool()
 

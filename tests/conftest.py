@@ -116,7 +116,7 @@ async def services(database, boot):
 async def answered_200(url: str):
     from adapters.health_probe import HealthAnswer
 
-    return HealthAnswer(200)
+    return HealthAnswer(200, from_svc=True)
 
 
 @pytest.fixture

@@ -94,6 +94,8 @@ class TelephonyLease(Table, tablename="telephony_lease"):
     host = Text()
     started_at = Timestamptz(default=TimestamptzNow())
     expires_at = Timestamptz()
+    #: The address its AudioSocket listener bound, or null (the readiness check).
+    pbx_listen = Text(null=True, default=None)
 
 
 class TelephonyTicket(Table, tablename="telephony_ticket"):

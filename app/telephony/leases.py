@@ -1,7 +1,8 @@
 """This process's lease on the calls it runs, and the ending of calls nobody runs.
 
-Each server process holds one row in ``telephony_lease`` (its instance id, pid and
-host) and renews it every ``RENEW_SECONDS``; a call names the process running its
+Each server process holds one row in ``telephony_lease`` (its instance id, pid, host
+and the address its AudioSocket listener bound, for the readiness check) and renews it
+every ``RENEW_SECONDS``; a call names the process running its
 audio in ``owner_instance`` (set as its ticket is redeemed, ``app.telephony.limits``).
 At start and after every renewal the process ends, ``dropped``, the calls that
 ``core.call_leases.orphaned`` finds: those of processes whose lease is gone or lapsed,
@@ -27,19 +28,23 @@ from uuid import UUID, uuid4
 
 from app import db
 from app.telephony.admission import DATABASE_ERRORS
+from app.telephony.listener_state import ListenerState
 from core.call_leases import LEASE_SECONDS, RENEW_SECONDS, RunningCall, orphaned
 from core.call_outcome import CallInput, CallOutcome, transition
+from core.process_listeners import ProcessListener
 
 __all__ = ["CallLeases"]
 
 log = logging.getLogger("svc.telephony.leases")
 
+_HOST = socket.gethostname()[:200]
 _DROPPED = transition(CallOutcome.IN_PROGRESS, CallInput.OWNER_LOST)[1].value
 
 _RENEW = """
-INSERT INTO telephony_lease (instance_id, process_id, host, expires_at)
-VALUES ($1, $2, $3, now() + make_interval(secs => $4))
-ON CONFLICT (instance_id) DO UPDATE SET expires_at = excluded.expires_at
+INSERT INTO telephony_lease (instance_id, process_id, host, expires_at, pbx_listen)
+VALUES ($1, $2, $3, now() + make_interval(secs => $4), $5)
+ON CONFLICT (instance_id) DO UPDATE
+SET expires_at = excluded.expires_at, pbx_listen = excluded.pbx_listen
 """
 # A lapsed lease is kept a while, so the calls naming it are judged first.
 _FORGET_LAPSED = "DELETE FROM telephony_lease WHERE expires_at < now() - interval '1 hour'"
@@ -61,8 +66,10 @@ RETURNING c.id
 class CallLeases:
     """The lease of one process: its instance id and the calls it runs now."""
 
-    def __init__(self) -> None:
+    def __init__(self, listener: ListenerState | None = None) -> None:
         self.instance_id: UUID = uuid4()
+        #: this process's AudioSocket listener, whose address the lease records
+        self.listener = listener or ListenerState()
         self.running: set[UUID] = set()
         #: Told of each call ended here (announcing); set by the bundle.
         self.on_end: Callable[[UUID], Awaitable[None]] | None = None
@@ -70,9 +77,13 @@ class CallLeases:
 
     async def renew(self) -> None:
         async with db.connection() as connection:
-            await connection.execute(_RENEW, self.instance_id, os.getpid(),
-                                     socket.gethostname()[:200], LEASE_SECONDS)
+            await connection.execute(_RENEW, self.instance_id, os.getpid(), _HOST,
+                                     LEASE_SECONDS, self.listener.address)
             await connection.execute(_FORGET_LAPSED)
+
+    def process_listener(self) -> ProcessListener:
+        """This process and the address it listens on now."""
+        return ProcessListener(_HOST, os.getpid(), self.listener.address)
 
     async def end_orphans(self) -> list[UUID]:
         """End the calls no process runs; returns their ids."""

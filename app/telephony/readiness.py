@@ -11,8 +11,9 @@ line and not the named provider uses that transport. ``synthesiser`` is a real
 request: a short phrase is sent to the configured engine — ``POST
 {voice_live.tts_stream_url}/audio/speech`` (OpenAI-compatible: ``voice_live.tts_model``,
 ``voice_live.tts_voice``, ``response_format: pcm``, key ``voice_live.tts_api_key_enc``),
-passing when audio bytes come back within a few seconds; for ``local``, the built-in
-engine (eSpeak NG, package ``espeakng-loader``) must speak the phrase the same way.
+passing when audible sound comes back within a few seconds (no audio, or silence only,
+fails: a call would end ``notice_failed`` on it); for ``local``, the built-in engine
+(eSpeak NG, package ``espeakng-loader``) must speak the phrase the same way.
 """
 
 from __future__ import annotations
@@ -27,20 +28,23 @@ import anyio
 
 from adapters.health_probe import HealthAnswer, probe_health
 from adapters.speech import SpeechUnavailable
+from adapters.voice.session import AUDIBLE_RMS
 from app import db
 from app.crypto import KEY_MISSING_MESSAGE, SecretBox
 from app.services.settings import Settings, Snapshot
 from app.telephony.settings_resource import effective_public_base, media_url, public_url
 from app.telephony.signalling import MEDIA_PATH, VOICE_PATH
 from app.telephony.speech_engines import LOCAL, synthesiser_for
+from core.process_listeners import ProcessListener, judge_listeners
 from core.refusals import SUPPORTED_SAMPLE_RATES, streaming_synthesiser_configured
-from core.host_port import InvalidHostPort, parse_host_port
+from kernels.energy import rms
 
 CHECK_IDS = ("feature", "provider", "carrier_credential", "public_address", "listen_address",
              "shared_secret", "message_key", "recognition_rate", "synthesiser", "lines",
              "line_bindings")
 
-Listening = Callable[[str | None], Awaitable[bool]]
+#: every serving process and the address it listens on (``app.telephony.process_listeners``)
+Listeners = Callable[[], Awaitable[list[ProcessListener]]]
 HealthProbe = Callable[[str], Awaitable[HealthAnswer]]
 
 _ENABLED_LINES = """
@@ -69,21 +73,6 @@ def report(results: list[CheckResult]) -> dict[str, object]:
     return {"ready": all(r.ok for r in results), "checks": [r.view() for r in results]}
 
 
-async def tcp_listening(address: str | None) -> bool:
-    """Whether something accepts connections at ``host:port`` (for the terminal, which
-    runs in another process than the listener)."""
-    if not address:
-        return False
-    try:
-        host, port = parse_host_port(address)
-        with anyio.fail_after(2):
-            stream = await anyio.connect_tcp(host, port)
-    except (InvalidHostPort, OSError, TimeoutError):
-        return False
-    await stream.aclose()
-    return True
-
-
 def _reachable_host(base: str) -> str | None:
     """Why the carrier cannot reach ``base``, or None when it looks reachable."""
     parts = urlsplit(base)
@@ -102,6 +91,21 @@ def _reachable_host(base: str) -> str | None:
 
 
 HEALTH_PATH = "/healthz"
+
+
+def _what_answered(answer: HealthAnswer) -> str:
+    """The probe's answer as the rest of a sentence, for anything but svc's 200."""
+    if answer.status is None:
+        return f"did not answer: {answer.failure}"
+    by = f" (Server: {answer.server})" if answer.server else ""
+    if answer.from_svc and answer.status == 503:
+        return "reached svc, whose database cannot be reached (HTTP 503)"
+    if answer.from_svc:
+        return f"reached svc, which answered HTTP {answer.status}"
+    if answer.status == 200:
+        return (f"answered HTTP 200{by}, but not with svc's health answer: the address "
+                "leads to another server")
+    return f"answered HTTP {answer.status}{by}, not svc's health answer"
 
 
 # -- the synthesiser
@@ -139,28 +143,60 @@ async def probe_synthesiser(snapshot: Snapshot, key: str | None) -> tuple[bool, 
     local = url == LOCAL
     name = "The local speech engine (eSpeak NG)" if local else (
         f"The speech engine at {urlsplit(url).netloc or url}")
+    heard = _Heard()
     try:
         with anyio.fail_after(TIMEOUT_SECONDS):
             async with aclosing(synthesiser.stream(TEST_PHRASE)) as chunks:
-                audio = await anext(chunks, b"")
+                async for chunk in chunks:
+                    if heard.take(chunk):
+                        break
     except SpeechUnavailable as exc:
         return False, _unavailable_sentence(exc, local)
     except TimeoutError:
-        return False, (f"{name} did not answer within {TIMEOUT_SECONDS:g} seconds. Check "
-                       "voice_live.tts_stream_url and that the engine is running.")
-    if not audio:
+        if not heard.answered:
+            return False, (f"{name} did not answer within {TIMEOUT_SECONDS:g} seconds. "
+                           "Check voice_live.tts_stream_url and that the engine is running.")
+    if not heard.answered:
         return False, f"{name} answered without audio."
+    if not heard.sounded:
+        # A call would end notice_failed: the opening notice must be heard.
+        return False, (f"{name} answered with silence only, so every call would end "
+                       "notice_failed. Check voice_live.tts_model and voice_live.tts_voice.")
     return True, f"{name} spoke the test phrase."
+
+
+class _Heard:
+    """What the test phrase brought: any audio, and any sound a caller would hear
+    (judged by the call's own rule, ``AUDIBLE_RMS``, over short stretches)."""
+
+    #: bytes judged at a time: 20 ms of 16-bit audio at 16 kHz
+    WINDOW = 640
+
+    def __init__(self) -> None:
+        self.answered = False
+        self.sounded = False
+        self._odd = b""  # a sample split between two chunks
+
+    def take(self, chunk: bytes) -> bool:
+        """Judge one chunk; True once sound was heard."""
+        self.answered = self.answered or bool(chunk)
+        pcm = self._odd + chunk
+        whole = len(pcm) & ~1
+        self._odd = pcm[whole:]
+        self.sounded = self.sounded or any(
+            rms(pcm[start:min(start + self.WINDOW, whole)]) >= AUDIBLE_RMS
+            for start in range(0, whole, self.WINDOW))
+        return self.sounded
 
 
 # -- the checks
 
 class Readiness:
-    def __init__(self, settings: Settings, box: SecretBox, listening: Listening,
+    def __init__(self, settings: Settings, box: SecretBox, listeners: Listeners,
                  health_probe: HealthProbe = probe_health) -> None:
         self.settings = settings
         self.box = box
-        self.listening = listening
+        self.listeners = listeners
         #: asks the public address's /healthz through the network, as the carrier would
         self.health_probe = health_probe
 
@@ -225,12 +261,11 @@ class Readiness:
             return CheckResult("public_address", False, problem)
         health = public_url(snapshot, HEALTH_PATH)
         answer = await self.health_probe(health)
-        if answer.status != 200:
-            what = (f"answered HTTP {answer.status}" if answer.status is not None
-                    else f"did not answer: {answer.failure}")
+        if answer.status != 200 or not answer.from_svc:
             return CheckResult("public_address", False, f"Asked through the network as the "
-                               f"carrier would, {health} {what}. Check the DNS name, the "
-                               "reverse proxy and its certificate (docs/deployment.md).")
+                               f"carrier would, {health} {_what_answered(answer)}. Check the "
+                               "DNS name, the reverse proxy and its certificate "
+                               "(docs/deployment.md).")
         return CheckResult("public_address", True, f"{health} answered through the network. "
                            f"The carrier console must hold {public_url(snapshot, VOICE_PATH)} "
                            f"exactly; audio goes to {media_url(snapshot, MEDIA_PATH)}.")
@@ -243,11 +278,7 @@ class Readiness:
             return CheckResult("listen_address", False, "No listen address is set, so the "
                                "telephone system has nowhere to send audio. Set pbx_listen "
                                "and restart the deployment.")
-        if await self.listening(address):
-            return CheckResult("listen_address", True, f"Listening on {address}.")
-        return CheckResult("listen_address", False, f"pbx_listen is {address} but nothing "
-                           "listens there. The address is bound only at start: restart the "
-                           "deployment.")
+        return CheckResult("listen_address", *judge_listeners(address, await self.listeners()))
 
     async def _shared_secret(self, snapshot: Snapshot, needed: bool) -> CheckResult:
         if not needed:

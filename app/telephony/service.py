@@ -23,10 +23,12 @@ from app.telephony.features import FeatureFlags
 from app.telephony.leases import CallLeases
 from app.telephony.lines import Lines
 from app.telephony.listener_state import ListenerState
+from app.telephony.process_listeners import process_listeners
 from app.telephony.readiness import Readiness
 from app.telephony.limits import RedeemedCall, TicketStore
 from app.telephony.settings_resource import TelephonySettings
 from app.telephony.signalling import CarrierSignalling, PbxSignalling
+from core.process_listeners import ProcessListener
 
 
 class Telephony:
@@ -37,15 +39,15 @@ class Telephony:
         self.resource = TelephonySettings(settings, box, listener)
         self.lines = Lines(audit, settings)
         self.calls = CallLog()
-        self.leases = CallLeases()
+        self.leases = CallLeases(listener)
         self.tickets = TicketStore(owner=self.leases.instance_id)
         self.admissions = Admissions(settings, features, self.tickets, audit)
         self.carrier = CarrierSignalling(settings, self.admissions, self.calls, audit)
         self.pbx = PbxSignalling(settings, self.admissions, self.calls)
-        self.readiness = Readiness(settings, box, self._listening)
+        self.readiness = Readiness(settings, box, self._listeners)
 
-    async def _listening(self, address: str | None) -> bool:
-        return self.listener.listening_on(address)
+    async def _listeners(self) -> list[ProcessListener]:
+        return await process_listeners(self.leases)
 
     async def surface_open(self) -> bool:
         """spec: telephony.md "Endpoints" — the carrier and pbx paths exist only while

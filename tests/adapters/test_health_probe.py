@@ -22,11 +22,16 @@ async def server(tmp_path):
     runners = []
     released = anyio.Event()  # a slow server answers only once the test is over
 
-    async def start(status: int = 200, *, tls: bool = False, slow: bool = False) -> str:
+    async def start(status: int = 200, *, tls: bool = False, slow: bool = False,
+                    page: str | None = None) -> str:
+        """``page``: answer this HTML as someone else's server would, not svc's JSON."""
         async def healthz(request: web.Request) -> web.Response:
             if slow:
                 await released.wait()
-            return web.json_response({"database": True}, status=status)
+            if page is not None:
+                return web.Response(text=page, content_type="text/html", status=status,
+                                    headers={"Server": "parking/1.0"})
+            return web.json_response({"status": "ok", "database": True}, status=status)
 
         app = web.Application()
         app.router.add_get("/healthz", healthz)
@@ -50,9 +55,16 @@ async def server(tmp_path):
 
 
 async def test_the_status_that_answered_is_reported(server):
-    assert (await probe_health(await server())).status == 200
+    ours = await probe_health(await server())
+    assert ours.status == 200 and ours.from_svc
     answer = await probe_health(await server(502))
     assert answer.status == 502 and answer.failure is None
+
+
+async def test_another_servers_page_is_told_from_svcs_health_answer(server):
+    answer = await probe_health(await server(page="<html>Coming soon</html>"))
+    assert answer.status == 200 and not answer.from_svc
+    assert answer.server == "parking/1.0"
 
 
 async def test_a_certificate_nobody_vouches_for_is_named(server):

@@ -72,5 +72,12 @@ async def test_without_a_key_the_error_names_the_variable_and_the_restart(databa
             assert error["code"] == "encryption_key_missing"
             assert "SVC__MESSAGE_ENCRYPTION_KEY" in error["message"]
             assert "restart" in error["message"]
+            # The console's readiness page says the same.
+            checks = (await client.get("/api/admin/telephony/preflight",
+                                       headers=admin)).json()["checks"]
+            [key_check] = [check for check in checks if check["id"] == "message_key"]
+            assert key_check["status"] == "fail"
+            assert "SVC__MESSAGE_ENCRYPTION_KEY" in key_check["message"]
+            assert "restart" in key_check["message"]
     finally:
         await services.aclose()

@@ -384,3 +384,16 @@ def test_the_call_cap_holds_and_tickets_redeem_on_any_worker(deployment, pbx_lin
         for connection in connections.values():
             connection.close()
     assert any(minter != redeemer for minter, redeemer in pairs), pairs
+
+
+def test_the_listen_address_check_names_every_worker(deployment, pbx_line):
+    """Each worker serves the AudioSocket socket its supervisor bound and says so in
+    its lease; the readiness check, asked of any one worker, names them all."""
+    def every_worker_named() -> bool:
+        found = httpx.get(f"{deployment.base}/api/admin/telephony/check",
+                          headers=deployment.root).json()
+        [check] = [check for check in found["checks"] if check["id"] == "listen_address"]
+        return check["status"] == "pass" and all(
+            f"process {pid} on " in check["message"] for pid in deployment.workers())
+
+    until(every_worker_named, "the listen address check did not name every worker")

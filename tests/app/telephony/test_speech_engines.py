@@ -134,6 +134,9 @@ async def test_readiness_passes_when_the_engine_speaks_the_test_phrase(services,
     (SpeechBehaviour(status=403), "refused the key"),
     (SpeechBehaviour(garbage=b'{"ok": true}'), "not audio"),
     (SpeechBehaviour(first_byte_delay=30), "did not answer"),
+    # 200 with nothing to hear: a call would end notice_failed on it.
+    (SpeechBehaviour(garbage=b"", garbage_content_type="audio/pcm"), "without audio"),
+    (SpeechBehaviour(garbage=bytes(32001), garbage_content_type="audio/pcm"), "silence only"),
 ])
 async def test_readiness_fails_as_a_call_would(services, speech, behaviour, words):
     await remote(services, speech)

@@ -13,8 +13,11 @@ from dataclasses import dataclass, field
 import pytest
 from aiohttp import web
 
+from app import db
+from app.tables import TelephonyLease
 from app.telephony.readiness import CHECK_IDS
 from tests.app.telephony.deployment import deployment
+from tests.fakes.voice import tone
 from tests.support.aiohttp_site import serving
 from tests.support.settings import store_unchecked
 
@@ -25,7 +28,7 @@ SPEECH_KEY = "speech-key-for-tests"
 
 @dataclass
 class FakeSpeech:
-    """An OpenAI-compatible ``/v1/audio/speech`` answering 16-bit PCM silence."""
+    """An OpenAI-compatible ``/v1/audio/speech`` answering a tenth of a second of tone."""
 
     requests: list[dict] = field(default_factory=list)
     base_url: str = ""
@@ -34,7 +37,7 @@ class FakeSpeech:
         self.requests.append(await request.json())
         if request.headers.get("Authorization") != f"Bearer {SPEECH_KEY}":
             return web.json_response({"error": {"message": "bad key"}}, status=401)
-        return web.Response(body=b"\x00\x00" * 2400, content_type="audio/pcm")
+        return web.Response(body=tone(0.1, 24000), content_type="audio/pcm")
 
 
 @pytest.fixture
@@ -129,6 +132,45 @@ async def test_failures_say_what_to_do(api, services):
 LINE = "+441632960001"
 
 
+async def test_the_listen_address_is_judged_in_every_serving_process(api, services):
+    setup = await deployment(api, services, provider="pbx", line_provider="pbx")
+    await api.put("/api/admin/telephony", headers=setup.admin,
+                  json={"pbx_listen": "127.0.0.1:9092"})
+    services.telephony.listener.bound("127.0.0.1:9092")  # this process listens
+    others = [(1001, "127.0.0.1:9092", "now() + interval '15 seconds'"),
+              (1002, None, "now() + interval '15 seconds'"),  # started before the change
+              (1003, None, "now() - interval '1 second'")]  # lapsed: serves no more
+    async with db.connection() as connection:
+        for pid, address, expires in others:
+            await connection.execute(
+                "INSERT INTO telephony_lease (instance_id, process_id, host, expires_at, "
+                f"pbx_listen) VALUES (gen_random_uuid(), $1, 'pbx-b', {expires}, $2)",
+                pid, address)
+    found = checks(await api.get("/api/admin/telephony/check", headers=setup.manager))
+    listen = found["listen_address"]
+    assert listen["status"] == "fail", listen
+    assert "1 of 3 processes" in listen["message"]
+    assert "process 1002 on pbx-b listens nowhere" in listen["message"]
+    async with db.connection() as connection:
+        await connection.execute("UPDATE telephony_lease SET pbx_listen = '127.0.0.1:9092' "
+                                 "WHERE process_id = 1002")
+    listen = checks(await api.get("/api/admin/telephony/check",
+                                  headers=setup.manager))["listen_address"]
+    assert listen["status"] == "pass", listen
+    assert "all 3 processes" in listen["message"]
+    assert f"process {os.getpid()} on {socket.gethostname()}" in listen["message"]
+
+
+async def test_a_lease_records_the_address_its_process_listens_on(services):
+    leases = services.telephony.leases
+    await leases.renew()
+    services.telephony.listener.bound("127.0.0.1:9092")
+    await leases.renew()
+    row = await TelephonyLease.select().where(
+        TelephonyLease.instance_id == leases.instance_id).first()
+    assert (row["process_id"], row["pbx_listen"]) == (os.getpid(), "127.0.0.1:9092")
+
+
 async def test_nothing_registered_fails_lines(api, services, speech):
     setup = await ready_deployment(api, services, speech)
     await setup.patch_line(enabled=False)
@@ -149,23 +191,27 @@ async def test_svc_telephony_check_prints_the_checks_and_exits_by_their_outcome(
     import anyio.to_thread
 
     # Over the pbx, so no check asks beyond this machine (the carrier's public address
-    # is asked through the network); the listen address is a socket held here.
+    # is asked through the network). The serving process is the one of ``api``: its
+    # lease says where it listens.
     setup = await deployment(api, services, provider="pbx", line_provider="pbx")
     await setup.setting("voice_live.tts_stream_url", speech.base_url)
     await setup.setting("voice_live.tts_api_key_enc", SPEECH_KEY)
-    listener = socket.create_server(("127.0.0.1", 0))
     put = await api.put("/api/admin/telephony", headers=setup.admin, json={
-        "pbx_listen": "127.0.0.1:%d" % listener.getsockname()[1]})
+        "pbx_listen": "127.0.0.1:9092"})
     assert put.status_code == 200, put.text
-    with listener:
-        passed = await anyio.to_thread.run_sync(_terminal, database, encryption_key, tmp_path)
+    services.telephony.listener.bound("127.0.0.1:9092")
+    await services.telephony.leases.renew()
+    passed = await anyio.to_thread.run_sync(_terminal, database, encryption_key, tmp_path)
     assert passed.returncode == 0, passed.stdout + passed.stderr
     lines = passed.stdout.splitlines()
     assert [line.split()[1] for line in lines] == list(CHECK_IDS)
     assert all(line.startswith("pass") for line in lines)
     await setup.patch_line(enabled=False)
+    services.telephony.listener.closed()
+    await services.telephony.leases.renew()
     failed = await anyio.to_thread.run_sync(_terminal, database, encryption_key, tmp_path)
     assert failed.returncode == 1 and "FAIL  lines" in failed.stdout
+    assert "FAIL  listen_address" in failed.stdout and "listens nowhere" in failed.stdout
 
 
 async def test_the_public_address_is_asked_through_the_network(api, services, speech):
@@ -190,3 +236,20 @@ async def test_the_public_address_is_asked_through_the_network(api, services, sp
     services.telephony.readiness.health_probe = bad_gateway
     found = checks(await api.get("/api/admin/telephony/preflight", headers=setup.admin))
     assert "answered HTTP 502" in found["public_address"]["message"]
+
+    async def parked(url: str) -> HealthAnswer:
+        return HealthAnswer(200, server="parking/1.0")  # 200, but not svc's answer
+
+    services.telephony.readiness.health_probe = parked
+    found = checks(await api.get("/api/admin/telephony/preflight", headers=setup.admin))
+    assert found["public_address"]["status"] == "fail"
+    assert "HTTP 200 (Server: parking/1.0), but not with svc's health answer" in (
+        found["public_address"]["message"])
+
+    async def database_away(url: str) -> HealthAnswer:
+        return HealthAnswer(503, from_svc=True)
+
+    services.telephony.readiness.health_probe = database_away
+    found = checks(await api.get("/api/admin/telephony/preflight", headers=setup.admin))
+    assert "reached svc, whose database cannot be reached" in (
+        found["public_address"]["message"])
