@@ -155,8 +155,10 @@ class SpeechDetector:
         self._onset_run = 0  # speech-like samples in the run towards a start
         self._gap_run = 0  # samples since the last speech-like one, in that run
         self._quiet_run = 0  # samples below the hold margin, while speaking
-        # The quietest frame of this block and of the last; inf while there was none.
-        self._block_min, self._last_block_min, self._block_fill = math.inf, math.inf, 0
+        self._learning = True  # while the first LEARN_MS only teach the floor
+        # The quietest frame of this block, and of this block and the last together
+        # (-inf until a whole block has been heard: no floor from them yet).
+        self._block_min, self._quietest, self._block_fill = math.inf, -math.inf, 0
         self._played_peak = 0.0  # loudest agent frame since the last caller frame
         # The agent's level per caller frame, newest first: index k was played k frames
         # before the current one.
@@ -204,27 +206,32 @@ class SpeechDetector:
         history.pop()
         history.insert(0, self._played_peak)
         self._played_peak = 0.0
-        self._echo_peak = max(history[self._echo_lo:self._echo_hi])
+        self._echo_peak = peak = max(history[self._echo_lo:self._echo_hi])
         db = 20.0 * math.log10(level) if level > _SILENCE_LEVEL else SILENCE_DB
-        floor = self._track_floor(db, samples)
+        floor = self._track_floor(db, samples, peak > 0.0)
         if self.speaking:
             return self._while_speaking(db, floor, samples)
         if not self._onset_run and db < floor + HOLD_MARGIN_DB:
             # Most frames of a call: the line at its floor, nothing under way.
-            if self._heard <= self._learn:
-                self._heard += samples
+            if self._learning:
+                self._learned(samples)
             return 0
         voiced = crossings * self.sample_rate >= MIN_CROSSINGS_PER_SECOND * samples
         return self._towards_onset(level, db, floor, voiced, samples)
 
+    def _learned(self, samples: int) -> None:
+        self._heard += samples
+        self._learning = self._heard <= self._learn
+
     # -- the noise floor
 
-    def _track_floor(self, db: float, samples: int) -> float:
-        over_agent = self._echo_peak > 0.0
+    def _track_floor(self, db: float, samples: int, over_agent: bool) -> float:
+        """The floor after a frame at ``db``; this runs for every frame, so its figures
+        are kept ready (the quietest of the blocks is worked out when either changes)."""
         floor = self.floor
         if floor is None:
             floor = db
-        elif self._heard <= self._learn:
+        elif self._learning:
             floor += (db - floor) * FLOOR_LEARN
         elif db < floor:
             floor += (db - floor) * FLOOR_FALL
@@ -234,14 +241,16 @@ class SpeechDetector:
         # nobody speaks. The agent's echo is no part of it.
         if not over_agent and db < self._block_min:
             self._block_min = db
+            if db < self._quietest:
+                self._quietest = db
         self._block_fill += samples
         if self._block_fill >= self._block:
-            self._last_block_min, self._block_fill = self._block_min, 0
-            self._block_min = math.inf
-        if self._last_block_min < math.inf:
-            quietest = min(self._last_block_min, self._block_min)
-            if quietest > floor:
-                floor = quietest
+            last = self._block_min
+            self._block_fill, self._block_min = 0, math.inf
+            # No floor from the blocks until one whole block has been heard.
+            self._quietest = last if last < math.inf else -math.inf
+        if floor < self._quietest:
+            floor = self._quietest
         self.floor = floor
         return floor
 
@@ -275,17 +284,16 @@ class SpeechDetector:
             # the quietest of the echo, so only the hold margin is asked over it.
             begins = goes_on = max(floor + HOLD_MARGIN_DB, self.speech_db, echo_db,
                                    self.barge_db)
-            if not self._onset_run and self._heard > self._learn:
+            if not self._onset_run and not self._learning:
                 self._learn_echo_delay(level)
         else:
             # A run begins on a frame well above the floor and goes on through frames
             # above the lower hold margin: the vowel, then the rest of the syllable.
             goes_on = max(floor + HOLD_MARGIN_DB, self.speech_db)
             begins = max(floor + ONSET_MARGIN_DB, self.speech_db)
-        if self._heard <= self._learn:
-            self._heard += samples
-        if voiced and db >= (goes_on if self._onset_run else begins) and (
-                self._heard > self._learn):
+        if self._learning:
+            self._learned(samples)
+        if voiced and db >= (goes_on if self._onset_run else begins) and not self._learning:
             if self._onset_run == 0:
                 self._begin_run(samples)
             self._onset_run += samples
