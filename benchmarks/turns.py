@@ -48,6 +48,7 @@ from kernels.resample import Resampler
 FRAME = RATE // 50  # 20 ms at 8 kHz
 PREROLL_S = PREROLL_SECONDS  # what a call gives the recogniser before the onset
 MIN_SECONDS = 0.2  # utterances shorter than this are not counted in recall
+BARGE_GOAL_MS = 300  # barge-ins slower than this are listed by --misses
 START, END = int(Heard.SPEECH_START), int(Heard.SPEECH_END)
 
 
@@ -167,6 +168,8 @@ def measure(contender, sets: dict[str, list[Item]], dials: PhoneDials) -> dict:
 
     recall = {10: [0, 0], 20: [0, 0]}
     clipped, end_delay = [], []
+    # Which items fell short of a goal, for ``--misses``.
+    out["misses"] = misses = []
     for item in sets["turns"]:
         events = heard(item)
         start = _turn_start(events, item)
@@ -176,8 +179,15 @@ def measure(contender, sets: dict[str, list[Item]], dials: PhoneDials) -> dict:
                     tally[0] += start is not None
                     tally[1] += 1
         if start is None:
+            if item.tags["seconds"] >= MIN_SECONDS:
+                misses.append(f"missed turn: {item.name} "
+                              f"(starts at {[round(at, 2) for at, bits, _ in events if bits & START]}, "
+                              f"onset {item.onset:.2f})")
             continue
         clipped.append(max(0.0, start[1] - item.onset) * 1000)
+        if clipped[-1] > 0:
+            misses.append(f"clipped {clipped[-1]:.0f} ms: {item.name} (start {start[0]:.2f}, "
+                          f"onset {item.onset:.2f})")
         ends = [at for at, bits, _ in events if bits & END and at > start[0]]
         if ends:
             end_delay.append((ends[0] - item.offset - dials.pause_seconds) * 1000)
@@ -191,6 +201,8 @@ def measure(contender, sets: dict[str, list[Item]], dials: PhoneDials) -> dict:
     for item in sets["noise"]:
         events = heard(item)
         starts = sum(1 for _, bits, _ in events if bits & START)
+        if starts:
+            misses.append(f"false start x{starts}: {item.name}")
         tally = false_starts.setdefault(item.snr, [0, 0.0])
         tally[0] += starts
         tally[1] += len(item.audio) / RATE
@@ -198,7 +210,10 @@ def measure(contender, sets: dict[str, list[Item]], dials: PhoneDials) -> dict:
 
     barges, seconds = 0, 0.0
     for item in sets["echo"]:
-        barges += sum(1 for _, bits, _ in heard(item) if bits & START)
+        count = sum(1 for _, bits, _ in heard(item) if bits & START)
+        barges += count
+        if count:
+            misses.append(f"false barge-in x{count}: {item.name}")
         seconds += len(item.audio) / RATE
     out["false_barges"] = barges / seconds * 600
 
@@ -208,8 +223,11 @@ def measure(contender, sets: dict[str, list[Item]], dials: PhoneDials) -> dict:
                 if bits & START and item.onset - 0.1 <= at <= item.offset + 0.5]
         if hits:
             latency.append((hits[0] - item.onset) * 1000)
+            if latency[-1] > BARGE_GOAL_MS:
+                misses.append(f"slow barge-in {latency[-1]:.0f} ms: {item.name}")
         else:
             missed += 1
+            misses.append(f"missed barge-in: {item.name}")
     out["barge_p50"], out["barge_p95"], out["barge_missed"] = (
         _pct(latency, 50), _pct(latency, 95), f"{missed}/{len(sets['barge'])}")
     out["cpu_us"] = cpu / frames * 1e6
@@ -252,6 +270,8 @@ def counts(sets: dict[str, list[Item]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated contenders: svc, webrtc, silero")
+    parser.add_argument("--misses", action="store_true",
+                        help="also list each item that fell short of a goal, per contender")
     args = parser.parse_args()
     dials = PhoneDials()
     sets = build()
@@ -268,6 +288,10 @@ def main() -> None:
         results[contender.name] = measure(contender, sets, dials)
     print(f"dials: {dials}")
     print(table(results))
+    if args.misses:
+        for name, result in results.items():
+            print(f"\n{name}: {len(result['misses'])} items short of a goal")
+            print("\n".join(f"  {line}" for line in result["misses"]))
 
 
 if __name__ == "__main__":

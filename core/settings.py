@@ -203,7 +203,7 @@ def _voice_dials() -> list[Setting]:
          "a pause ends the turn only when the turn-detection service agrees"),
         ("speech_rms", float, 0.004, 0.012, 0.0, 1.0, True,
          "loudness (RMS, 0 to 1) above which sound counts as speech"),
-        ("barge_rms", float, 0.006, 0.035, 0.0, 1.0, True,
+        ("barge_rms", float, 0.004, 0.035, 0.0, 1.0, True,
          "loudness (RMS, 0 to 1) at which talking over the agent interrupts it"),
         ("barge_min_ms", int, 100, 320, 100, 2000, False,
          "milliseconds of talking over the agent that interrupt it"),

@@ -50,6 +50,7 @@ from adapters.voice.transport import (
 from core.call_outcome import CallInput
 from core.voice import (
     MAX_TURN_SECONDS,
+    ONSET_LOOKBACK_MS,
     OPENING_UTTERANCE,
     Action,
     CallConversation,
@@ -91,7 +92,8 @@ log = logging.getLogger("svc.voice")
 #: first syllable however quietly it began: a word under noise can begin up to a
 #: third of a second before the detector's first frame of it (benchmarks/turns.py).
 PREROLL_SECONDS = 0.5
-#: Onset runs may hold short gaps: the ring keeps this much beyond the longest one.
+#: Onset runs may hold short gaps: the ring keeps this much beyond the longest one
+#: (and the detector may date an onset back by up to ``ONSET_LOOKBACK_MS`` more).
 ONSET_SLACK_SECONDS = 0.2
 # The detector's bits as plain ints: IntFlag arithmetic is slow for every frame.
 _SPEECH_START, _SPEECH_END, _BARGE_IN = (int(bit) for bit in Heard)
@@ -214,7 +216,7 @@ class _CallSession:
         self.to_recognition = Resampler(LINE_RATE, rate) if rate != LINE_RATE else None
         self.player = Player(transport, self._frame_sent)
         self.clock = loop_clock()  # read per frame: the loop's own, not through sniffio
-        onset_ms = max(dials.min_speech_ms, dials.barge_min_ms)
+        onset_ms = max(dials.min_speech_ms, dials.barge_min_ms) + ONSET_LOOKBACK_MS
         preroll_bytes = int((onset_ms / 1000 + PREROLL_SECONDS + ONSET_SLACK_SECONDS) * rate) * 2
         self.preroll: deque[bytes] = deque()
         self.preroll_bytes, self.preroll_limit = 0, preroll_bytes

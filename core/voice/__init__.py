@@ -42,7 +42,7 @@ from ._events import (
     TurnJudgeFailed,
     TurnJudged,
 )
-from ._hearing import Heard, SpeechDetector
+from ._hearing import ONSET_LOOKBACK_MS, Heard, SpeechDetector
 from ._keys import KEY_PAUSE_SECONDS, KeyEntry, keys_text
 from ._sentences import MAX_SENTENCE_CHARS, SentenceSplitter
 from ._opening import RECORDING_SENTENCE, STANDARD_NOTICE, compose_opening, notice_in_force
@@ -51,6 +51,7 @@ __all__ = [
     "END_OF_TURN_PROBABILITY",
     "MAX_SENTENCE_CHARS",
     "MAX_TURN_SECONDS",
+    "ONSET_LOOKBACK_MS",
     "OPENING_UTTERANCE",
     "PEER_SILENCE_SECONDS",
     "RECORDING_SENTENCE",

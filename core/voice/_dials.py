@@ -40,7 +40,7 @@ class PhoneDials:
     min_speech_ms: int = 80
     turn_detection: bool = True
     speech_rms: float = 0.004
-    barge_rms: float = 0.006
+    barge_rms: float = 0.004
     barge_min_ms: int = 100
 
     @property

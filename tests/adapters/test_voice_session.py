@@ -10,7 +10,13 @@ import anyio
 import pytest
 
 from adapters.voice.playback import Player
-from adapters.voice.session import CallSetup, _CallSession, _letting_go, run_call
+from adapters.voice.session import (
+    PREROLL_SECONDS,
+    CallSetup,
+    _CallSession,
+    _letting_go,
+    run_call,
+)
 from adapters.voice.transport import TransportBroken
 from core.call_outcome import CallInput
 from core.voice import EndCall, PhoneDials
@@ -25,7 +31,7 @@ from tests.fakes.voice import (
     FakeSynthesiser,
     MemoryTransport,
 )
-from tests.support.speech_signals import Voice
+from tests.support.speech_signals import Voice, speechlike
 
 pytestmark = pytest.mark.anyio
 
@@ -167,6 +173,29 @@ async def test_caller_speaking_over_the_answer_stops_playback_at_once_and_is_kep
     # audio went with the first turn).
     (_, _), (kept, rate) = call.engines.recogniser.heard
     assert kept >= (0.8 + QUICK.pause_seconds - 0.04) * rate * 2
+
+
+async def test_a_turn_whose_first_syllables_were_too_short_to_start_it_is_kept_from_them():
+    # Three 40 ms syllables 150 ms apart before the word: the detector dates the
+    # onset back to the first, and the recogniser gets the turn from the pre-roll
+    # before it — more than the onset run and pre-roll alone would keep.
+    lead = (speechlike(0.04, -30, seed=7) + bytes(int(0.11 * 8000) * 2)) * 3
+    word = speechlike(0.6, -30, seed=8)
+
+    async def script(call: Call) -> None:
+        await call.opening_played()
+        await anyio.sleep(0.6)  # the pre-roll fills with the quiet line
+        call.caller._speech = lead + word + bytes(640)
+        await call.caller.say(len(lead + word) / 16000)
+        await call.transport.until(lambda: len(call.engines.recogniser.heard) == 1)
+        await call.hang_up()
+
+    call = voice_call(-30.0)
+    await call.run(script)
+    [(kept, rate)] = call.engines.recogniser.heard
+    spoken = len(lead + word) / 16000
+    # Allow two frames for pacing at each end.
+    assert kept >= (PREROLL_SECONDS + spoken + QUICK.pause_seconds - 0.08) * rate * 2
 
 
 async def test_a_peer_that_goes_silent_for_five_seconds_is_given_up_on():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.voice import Heard, PhoneDials, SpeechDetector
+from core.voice import ONSET_LOOKBACK_MS, Heard, PhoneDials, SpeechDetector
 from kernels.energy import rms, zero_crossings
 from tests.support.speech_signals import noise, speechlike
 
@@ -119,3 +119,57 @@ def test_the_dials_are_floors_under_the_rules():
     over_agent = mix(echo, quiet(2.0) + speechlike(1.0, -32, seed=6))
     assert len(starts(hear(over_agent, played))) == 1
     assert starts(hear(over_agent, played, PhoneDials(barge_rms=0.05))) == []
+
+
+def test_a_line_that_opens_with_a_quiet_frame_learns_its_floor_from_what_follows():
+    # The first frame (a resampler starting, a line settling) is silent; the steady
+    # noise after it is the line, not speech.
+    assert starts(hear(quiet(0.02) + noise("white", 6.0, -40))) == []
+
+
+def test_syllables_too_short_to_start_speech_alone_date_its_onset_back():
+    # Three 40 ms syllables 150 ms apart, then the word: speech starts on the word,
+    # dated from the first short syllable (within the lookback).
+    blip = speechlike(0.04, -30, seed=7)
+    lead = quiet(1.0) + (blip + quiet(0.11)) * 3
+    audio = mix(noise("white", 4.0, -60), lead + speechlike(0.6, -30, seed=8))
+    [(index, _, since_onset)] = starts(hear(audio))
+    first_syllable = 50  # frame index at 1.0 s
+    assert (index + 1) * 160 - since_onset <= first_syllable * 160
+    assert since_onset <= (ONSET_LOOKBACK_MS + 200) * RATE // 1000
+
+
+def echo_of(played: bytes, delay_ms: int, loss_db: float = 20.0) -> bytes:
+    samples = np.frombuffer(played, "<i2").astype(np.float64) * 10 ** (-loss_db / 20)
+    delay = delay_ms * RATE // 1000
+    echo = np.concatenate([np.zeros(delay), samples[:-delay]])
+    return np.round(echo).astype("<i2").tobytes()
+
+
+@pytest.mark.parametrize("delay_ms, lag", [(40, 2), (100, 5)])
+def test_the_lines_echo_delay_is_learnt_and_a_late_echo_is_not_a_barge_in(delay_ms, lag):
+    played = speechlike(20.0, -18, seed=9)
+    heard = mix(echo_of(played, delay_ms), noise("white", 20.0, -65))
+    detector = SpeechDetector(DIALS, RATE)
+    bits = []
+    for index in range(len(heard) // FRAME):
+        detector.played(rms(played[index * FRAME:(index + 1) * FRAME]))
+        frame = heard[index * FRAME:(index + 1) * FRAME]
+        bits.append(detector.hear(rms(frame), zero_crossings(frame), FRAME // 2))
+    assert detector.echo_delay_frames == lag
+    assert not any(bits)
+
+
+def test_speech_over_the_agent_is_judged_against_the_echo_coming_back_not_the_next_syllable():
+    # The agent loud in 60 ms bursts every 120 ms; its echo 40 ms late. A caller
+    # quieter than the agent's bursts less the echo loss, but well above their echo,
+    # is heard once the delay is learnt: a burst still to come back is not its echo.
+    burst = np.frombuffer(speechlike(0.06, -12, seed=11), "<i2")
+    pattern = np.concatenate([burst, np.zeros(480, "<i2")])
+    played = np.tile(pattern, 50).astype("<i2").tobytes()
+    echo = mix(echo_of(played, 40), noise("white", 6.0, -65))
+    caller = quiet(3.0) + speechlike(1.5, -33, seed=12)
+    [(index, _, _)] = starts(hear(mix(echo, caller), played))
+    # Within 160 ms of the caller's onset at 3.0 s (judged against the whole window
+    # of the last 80 ms played, it took 220 ms).
+    assert 0 <= index + 1 - 150 <= 8

@@ -118,7 +118,7 @@ def test_every_spec_setting_is_declared_once():
     ("voice.phone.silence_threshold_ms", 900, 1500),
     ("voice.phone.min_speech_ms", 80, 200),  # re-derived from the field corpus
     ("voice.phone.speech_rms", 0.004, 0.012),
-    ("voice.phone.barge_rms", 0.006, 0.035),
+    ("voice.phone.barge_rms", 0.004, 0.035),
     ("voice.phone.turn_detection", True, False),
     ("voice.phone.barge_min_ms", 100, 320),
     ("telephony.max_concurrent_calls", 2, None),
