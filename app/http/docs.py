@@ -8,6 +8,10 @@ The page at ``/docs`` is Swagger UI (5.x: our document is OpenAPI 3.1) from the
 ``swagger-ui-py`` package, its version pinned in pyproject.toml, served by this server
 under ``/docs/assets/``: nothing is loaded from elsewhere, and the page carries the
 console's security headers.
+
+The document is written the first time it is asked for, not when the server starts:
+writing it and its YAML twin costs about a second of CPU, which every server process
+would otherwise spend before it answers anything.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from importlib.resources import files
 from typing import Any, Callable, TypeVar
 
 from blacksheep import Application, Content, Request, Response
-from blacksheep.server.openapi.common import EndpointDocs
+from blacksheep.server.openapi.common import DefaultSerializer, EndpointDocs
 from blacksheep.server.openapi.ui import SwaggerUIProvider, UIOptions
 from blacksheep.server.openapi.v3 import OpenAPIHandler
 from openapidocs.v3 import Info, MediaType, RequestBody
@@ -46,6 +50,46 @@ def page(handler: Handler) -> Handler:
 
 
 class Docs(OpenAPIHandler):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._app: Application | None = None
+        self._written: dict[str, bytes] = {}  # "json" / "yaml": the document as served
+        self._document: Any = None
+        super().__init__(*args, **kwargs)
+
+    async def build_docs(self, app: Application) -> None:
+        """At start, only the page: the document waits for its first reader."""
+        self._app = app
+        options = UIOptions(spec_url=self.get_spec_path(), page_title=self.get_ui_page_title())
+        for ui_provider in self.ui_providers:
+            ui_provider.build_ui(options)
+
+    def _written_as(self, kind: str) -> bytes:
+        if not self._written.get(kind) and self._app is not None:
+            if self._document is None:
+                self._document = self.generate_documentation(self._app)
+                self.on_docs_generated(self._document)
+            serializer = self._serializer or DefaultSerializer()
+            write = serializer.to_json if kind == "json" else serializer.to_yaml
+            self._written[kind] = write(self._document).encode("utf8")
+        return self._written.get(kind, b"")
+
+    # BlackSheep's handlers for /openapi.json and /openapi.yaml read these attributes.
+    @property
+    def _json_docs(self) -> bytes:
+        return self._written_as("json")
+
+    @_json_docs.setter
+    def _json_docs(self, value: bytes) -> None:
+        self._written["json"] = value
+
+    @property
+    def _yaml_docs(self) -> bytes:
+        return self._written_as("yaml")
+
+    @_yaml_docs.setter
+    def _yaml_docs(self, value: bytes) -> None:
+        self._written["yaml"] = value
+
     def get_handler_docs(self, obj: Any) -> EndpointDocs | None:
         if getattr(getattr(obj, "root_fn", obj), "__svc_page__", False):
             return EndpointDocs(ignored=True)
