@@ -2,8 +2,11 @@
 
 A query value is compared with stored text or sent to PostgreSQL as it is (an audit
 kind, a document's title), and PostgreSQL text cannot hold NUL; a query that is not
-UTF-8 cannot even be decoded. Both are refused here, before any handler reads the query,
-with 422 naming the parameter — one rule for every route rather than one per reader.
+UTF-8 cannot even be decoded. Both are refused here, before any handler of the API
+reads the query, with 422 naming the parameter — one rule for every route rather than
+one per reader. The console's pages read only ``next`` on the server, which is judged
+on its own (a browser sent elsewhere lands on ``/``, not on a JSON error); what their
+scripts read from the address goes to the API, and meets this rule there.
 
 ``whole_number`` reads a bounded count (``?limit=``): only ASCII digits, and few enough
 of them that no integer conversion limit or database column is ever reached.
@@ -42,12 +45,16 @@ def unusable_query(raw: bytes) -> Unprocessable | None:
     return None
 
 
+_API_PATHS = (b"/api/", b"/v1/")
+
+
 class UsableQuery:
-    """Middleware: 422 for a query holding NUL or bytes that are not UTF-8."""
+    """Middleware: 422 for a query to the API holding NUL or bytes that are not UTF-8."""
 
     async def __call__(self, request: Request, handler) -> Response:
         raw = request.url.query
-        if raw and (refusal := unusable_query(raw)) is not None:
+        if (raw and request.url.path.startswith(_API_PATHS)
+                and (refusal := unusable_query(raw)) is not None):
             raise refusal
         return await handler(request)
 

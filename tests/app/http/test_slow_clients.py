@@ -22,7 +22,7 @@ GIVE_UP_SECONDS = 20
 @pytest.fixture
 def boot(boot):
     return boot.with_values(server__header_timeout_seconds=1, server__body_timeout_seconds=1,
-                            server__keep_alive_seconds=1, server__max_connections=3)
+                            server__keep_alive_seconds=1, server__max_connections=10)
 
 
 async def _until_closed(stream) -> bytes:
@@ -75,8 +75,8 @@ async def test_a_kept_alive_connection_times_each_request_afresh(api):
 
 async def test_past_the_connection_limit_a_request_gets_503(api, boot):
     config = server_config(None, boot)
-    assert (config.timeout_keep_alive, config.limit_concurrency) == (1, 3)
-    held = [await _connect(api) for _ in range(3)]  # connected, saying nothing
+    assert (config.timeout_keep_alive, config.limit_concurrency) == (1, 10)
+    held = [await _connect(api) for _ in range(10)]  # connected, saying nothing
     try:
         assert (await api.get("/healthz")).status_code == 503
     finally:
