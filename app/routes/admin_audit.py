@@ -54,8 +54,9 @@ def _actor(request: Request) -> UUID | None:
 
 
 def _before(request: Request) -> int | None:
+    """The cursor of the next page: the entries before this one; none when absent."""
     text = query_value(request, "before")
-    return None if text is None else whole_number(text, "before", default=0, most=BIGINT_MAX)
+    return whole_number(text, "before", default=0, most=BIGINT_MAX) if text else None
 
 
 def _filters(request: Request) -> dict[str, Any]:
