@@ -18,6 +18,7 @@ from app.http.docs import configure_docs
 from app.http.errors import configure_errors
 from app.http.front_door import FrontDoorApplication
 from app.http.middleware import RequestContext
+from app.http.query_values import UsableQuery
 from app.http.same_origin import SameOriginWrites
 from app.public_api.gate import PublicApiGate
 from app.scheduler import start_scheduler
@@ -221,6 +222,7 @@ def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True
     configure_services(app, services)
     configure_errors(app)
     app.middlewares.append(RequestContext(app))
+    app.middlewares.append(UsableQuery())
     app.middlewares.append(SameOriginWrites(services.boot["server.public_url"]))
     app.middlewares.append(PublicApiGate(app, services))
     configure_routes(app, router)

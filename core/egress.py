@@ -70,6 +70,9 @@ _ATON_PART = re.compile(r"0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*")
 
 # NAT64 embeds an IPv4 address in the low 32 bits (RFC 6052 well-known prefix).
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# IPv4-compatible IPv6 (``::127.0.0.1``, deprecated by RFC 4291): never a destination
+# of ours, whatever it carries.
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
 
 
 class EgressReason(enum.Enum):
@@ -215,9 +218,13 @@ def classify_address(address: IPAddress) -> EgressReason | None:
     for network, reason in _REFUSED_NETWORKS:
         if address.version == network.version and address in network:
             return reason
+    if address.version == 6 and address in _IPV4_COMPATIBLE:
+        carried = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        return classify_address(carried) or EgressReason.NOT_PUBLIC
     # The IPv6 wrapper of a public IPv4 address is not "global" itself; its IPv4
-    # address was judged above.
-    if embedded is None and not address.is_global:
+    # address was judged above. Python counts the IETF's reserved blocks (``::/8``
+    # beyond the forms above, unallocated space) as global; nothing is served there.
+    if embedded is None and (not address.is_global or address.is_reserved):
         return EgressReason.NOT_PUBLIC
     return None
 

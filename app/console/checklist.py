@@ -68,7 +68,7 @@ async def checklist(audience: Audience) -> dict[str, Any]:
 
 
 async def get_checklist(request: Request, svc: Services) -> Response:
-    identity = await signed_in(request, svc, before_password_change=True)
+    identity = await signed_in(request, svc)
     return json_response(200, await checklist(await audience_of(svc, identity)))
 
 

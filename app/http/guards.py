@@ -23,13 +23,19 @@ from app.services.sessions import COOKIE_NAME
 from core.ids import id_or_none
 
 
-def session_token(request: Request) -> str | None:
+def bearer_token(request: Request) -> str | None:
+    """The token of ``Authorization: Bearer``; None for no header or another scheme."""
     header = request.get_first_header(b"authorization")
     if header:
         scheme, _, token = header.decode("latin-1").partition(" ")
         if scheme.lower() == "bearer" and token.strip():
             return token.strip()
-    return request.cookies.get(COOKIE_NAME) or None
+    return None
+
+
+def session_token(request: Request) -> str | None:
+    """The bearer token, else the session cookie: whichever identifies the caller."""
+    return bearer_token(request) or request.cookies.get(COOKIE_NAME) or None
 
 
 async def signed_in(request: Request, svc: Services, *,

@@ -8,8 +8,9 @@ come from our own origin, as the browser names it: ``Origin`` when sent, else
 ``Sec-Fetch-Site``. A request with neither comes from no browser (a script holding the
 cookie) and is let through.
 
-Requests with ``Authorization`` (API keys, bearer sessions) and without the cookie
-(signed carrier and pbx webhooks) are not the browser's doing and are not judged here.
+Requests with ``Authorization: Bearer`` (bearer sessions, which a page elsewhere cannot
+send without our consent to its preflight) and without the cookie (signed carrier and
+pbx webhooks) are not the browser's doing and are not judged here.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from urllib.parse import urlsplit
 from blacksheep import Request, Response
 
 from app.errors import Forbidden
+from app.http.guards import bearer_token
 from app.services.sessions import COOKIE_NAME
 
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -39,8 +41,10 @@ def cross_origin(request: Request, public_url: str) -> bool:
 
 
 def cookie_authenticated(request: Request) -> bool:
-    return (request.get_first_header(b"authorization") is None
-            and bool(request.cookies.get(COOKIE_NAME)))
+    """Whether the cookie is what identifies the caller, as the guards decide it. Any
+    other ``Authorization`` (Basic, which a browser adds by itself to every request to a
+    host behind a password-protected proxy) leaves the cookie in charge."""
+    return bearer_token(request) is None and bool(request.cookies.get(COOKIE_NAME))
 
 
 class SameOriginWrites:

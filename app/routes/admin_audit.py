@@ -23,6 +23,7 @@ from app.bundle import Services
 from app.errors import Unprocessable
 from app.http.errors import json_response
 from app.http.guards import administrator, query_value
+from app.http.query_values import BIGINT_MAX, whole_number
 from app.services.audit_names import name_entries
 from core.ids import id_or_none
 
@@ -52,22 +53,18 @@ def _actor(request: Request) -> UUID | None:
     return actor
 
 
-def _positive(request: Request, field: str, default: str | None,
-              most: int | None = None) -> int | None:
-    text = query_value(request, field) or default
-    if text is None:
-        return None
-    if not text.isdigit() or int(text) < 1 or (most is not None and int(text) > most):
-        bound = f"1 to {most}" if most is not None else "a whole number from 1"
-        raise Unprocessable(f"{field} must be {bound}.", field=field)
-    return int(text)
+def _before(request: Request) -> int | None:
+    """The cursor of the next page: the entries before this one; none when absent."""
+    text = query_value(request, "before")
+    return whole_number(text, "before", default=0, most=BIGINT_MAX) if text else None
 
 
 def _filters(request: Request) -> dict[str, Any]:
     filters = {"kind": query_value(request, "kind"), "actor": _actor(request),
                "since": _instant(request, "since"), "until": _instant(request, "until"),
-               "before": _positive(request, "before", None),
-               "limit": _positive(request, "limit", "100", MAX_LIMIT)}
+               "before": _before(request),
+               "limit": whole_number(query_value(request, "limit"), "limit", default=100,
+                                     most=MAX_LIMIT)}
     if filters["since"] and filters["until"] and filters["until"] <= filters["since"]:
         raise Unprocessable("until must be later than since.", field="until")
     return filters

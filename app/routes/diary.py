@@ -25,6 +25,7 @@ from app.http.bodies import Body, read_body, read_json_value
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import addressed_account, query_value, signed_in
+from app.http.query_values import whole_number
 from app.services.access import parse_id
 from core.diary import show_in_zone
 
@@ -121,12 +122,11 @@ async def list_free_slots(request: Request, svc: Services) -> Response:
     """The times a caller could book now, in the diary's zone: ``?from=<RFC 3339>``
     (default now) and ``?limit=`` (default 20, at most 200)."""
     _, account_id = await _owner(request, svc)
-    since, limit_text = query_value(request, "from"), query_value(request, "limit") or "20"
-    if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_SLOTS:
-        raise Unprocessable(f"limit must be from 1 to {MAX_SLOTS}.", field="limit")
+    since = query_value(request, "from")
+    limit = whole_number(query_value(request, "limit"), "limit", default=20, most=MAX_SLOTS)
     slots, stored, _ = await svc.diary.appointments.free(
         account_id, since=parse_instant(since, "from") if since is not None else None,
-        limit=int(limit_text))
+        limit=limit)
     zone = stored.diary.timezone
     return json_response(200, {"timezone": zone, "data": [
         {"starts_at": show_in_zone(start, zone), "ends_at": show_in_zone(end, zone)}

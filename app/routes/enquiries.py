@@ -19,6 +19,7 @@ from app.http.bodies import Body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import addressed_account, query_value, signed_in, with_permission
+from app.http.query_values import whole_number
 
 
 class EnquiryChangeBody(Body):
@@ -28,12 +29,8 @@ class EnquiryChangeBody(Body):
 
 
 def _limit(request: Request) -> int:
-    text = query_value(request, "limit")
-    if text is None:
-        return DEFAULT_LIMIT
-    if not text.isdigit() or not 1 <= int(text) <= MAX_LIMIT:
-        raise Unprocessable(f"limit must be from 1 to {MAX_LIMIT}.", field="limit")
-    return int(text)
+    return whole_number(query_value(request, "limit"), "limit", default=DEFAULT_LIMIT,
+                        most=MAX_LIMIT)
 
 
 async def list_enquiries(request: Request, svc: Services) -> Response:

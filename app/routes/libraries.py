@@ -17,7 +17,8 @@ from app.errors import Unprocessable, UnsupportedMediaType
 from app.http.bodies import Body, read_body, read_bytes
 from app.http.docs import accepts
 from app.http.errors import json_response
-from app.http.guards import signed_in
+from app.http.guards import query_value, signed_in
+from app.http.query_values import whole_number
 from app.services.access import reach_of
 from app.services.libraries import MAX_DOCUMENT_BYTES, SEARCH_LIMIT_MAX, passage_view
 from core.documents import MEDIA_TYPES
@@ -141,10 +142,8 @@ async def delete_document(request: Request, svc: Services, library_id: str,
 
 
 def _limit(request: Request) -> int:
-    raw = request.query.get("limit", ["6"])[0]
-    if not raw.isdigit() or not 1 <= int(raw) <= SEARCH_LIMIT_MAX:
-        raise Unprocessable(f"limit is a number from 1 to {SEARCH_LIMIT_MAX}.", field="limit")
-    return int(raw)
+    return whole_number(query_value(request, "limit"), "limit", default=6,
+                        most=SEARCH_LIMIT_MAX)
 
 
 async def search_library(request: Request, svc: Services, library_id: str) -> Response:

@@ -65,6 +65,14 @@ URL = "https://hooks.example.com/notify"
         ("64:ff9b::a9fe:a9fe", R.METADATA),
         ("2002:c0a8:0101::1", R.PRIVATE),
         ("2002:7f00:1::", R.LOOPBACK),
+        # IPv4-compatible (deprecated), and the rest of the reserved ::/8 and beyond
+        # 2000::/3, which Python calls global.
+        ("::127.0.0.1", R.LOOPBACK),
+        ("::7f00:1", R.LOOPBACK),
+        ("::169.254.169.254", R.METADATA),
+        ("::8.8.8.8", R.NOT_PUBLIC),
+        ("0:0:0:1::1", R.NOT_PUBLIC),
+        ("400::1", R.NOT_PUBLIC),
     ],
 )
 def test_every_class_of_address_is_refused_with_its_reason(address, reason):

@@ -165,3 +165,49 @@ async def test_a_failed_query_logs_its_class_and_request_id_not_its_values(
     logged = "\n".join(JsonFormatter().format(record) for record in caplog.records)
     assert "DataError" in logged and "req-42" in logged
     assert "my secret chat text" not in logged
+
+
+async def _library(api, headers) -> str:
+    response = await api.post("/api/libraries", headers=headers, json={"name": "Handbook"})
+    assert response.status_code == 201, response.text
+    return response.json()["id"]
+
+
+async def test_a_nul_in_any_query_value_is_422_naming_the_parameter(api, owner, admin):
+    from app.tables import AuditEntry, Document
+
+    library = await _library(api, owner)
+    audited = await AuditEntry.count()
+    for path, headers, param in (
+            (f"/api/admin/audit?kind=a%00b", admin, "kind"),
+            (f"/api/libraries/{library}/documents?title=%00", owner, "title"),
+            (f"/api/libraries/{library}/search?q=x%00", owner, "q"),
+            ("/api/enquiries?status=new%00", owner, "status")):
+        method = "POST" if "documents" in path else "GET"
+        response = await api.request(method, path, content=b"hello",
+                                     headers={**headers, "content-type": "text/plain"})
+        assert_error_shape(response, 422, "invalid_value", param)
+    assert await Document.count() == 0
+    assert await AuditEntry.count() == audited
+
+
+async def test_a_query_that_is_not_utf8_is_422(api, owner):
+    # Encoded: a raw byte past ASCII is refused by the HTTP server itself (400).
+    for query in ("title=%FF", "q=caf%E9", "%FF=1"):
+        response = await api.get(f"/api/agents?{query}", headers=owner)
+        assert_error_shape(response, 422, "invalid_value")
+        assert "UTF-8" in response.json()["error"]["message"]
+
+
+async def test_a_count_in_the_query_is_ascii_digits_within_its_bounds(api, owner, admin):
+    library = await _library(api, owner)
+    for value in ("9" * 5000, "%C2%B2", "%D9%A3", "-1", "0", "1e3", "+5",
+                  "99999999999999999999"):
+        for path, headers in ((f"/api/libraries/{library}/search?q=x&limit={value}", owner),
+                              (f"/api/admin/audit?limit={value}", admin),
+                              (f"/api/admin/audit?before={value}", admin),
+                              (f"/api/enquiries?limit={value}", owner),
+                              (f"/api/diary/slots?limit={value}", owner)):
+            assert_error_shape(await api.get(path, headers=headers), 422, field=None)
+    assert (await api.get(f"/api/libraries/{library}/search?q=x&limit=", headers=owner)
+            ).status_code == 200

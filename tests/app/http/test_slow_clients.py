@@ -22,7 +22,7 @@ GIVE_UP_SECONDS = 20
 @pytest.fixture
 def boot(boot):
     return boot.with_values(server__header_timeout_seconds=1, server__body_timeout_seconds=1,
-                            server__keep_alive_seconds=1)
+                            server__keep_alive_seconds=1, server__max_connections=10)
 
 
 async def _until_closed(stream) -> bytes:
@@ -71,6 +71,20 @@ async def test_a_kept_alive_connection_times_each_request_afresh(api):
             with anyio.fail_after(GIVE_UP_SECONDS):
                 assert (await stream.receive()).startswith(b"HTTP/1.1 200 ")
             await anyio.sleep(0.6)  # within the keep-alive, past half the header deadline
+
+
+async def test_past_the_connection_limit_a_request_gets_503(api, boot):
+    config = server_config(None, boot)
+    assert (config.timeout_keep_alive, config.limit_concurrency) == (1, 10)
+    held = [await _connect(api) for _ in range(10)]  # connected, saying nothing
+    try:
+        assert (await api.get("/healthz")).status_code == 503
+    finally:
+        for stream in held:
+            await stream.aclose()
+    with anyio.fail_after(GIVE_UP_SECONDS):  # once the server has seen them go
+        while (await api.get("/healthz")).status_code != 200:
+            await anyio.sleep(0.05)
 
 
 async def _long_lived(scope, receive, send) -> None:

@@ -1,5 +1,7 @@
 """Signing in and out, sessions, and the gates every route uses."""
 
+import re
+
 import pytest
 
 pytestmark = pytest.mark.anyio
@@ -156,6 +158,50 @@ async def test_the_first_superadmin_changes_the_one_time_password_before_anythin
     assert (await api.get("/api/me", headers=headers)).json()["password_change_required"] is False
 
 
+# What an account whose one-time password is unchanged may do: see itself, change the
+# password, sign out.
+_BEFORE_THE_CHANGE = {("GET", "/api/me"), ("POST", "/api/me/password"),
+                      ("POST", "/api/auth/logout"), ("POST", "/logout")}
+
+
+def _every_api_route():
+    from blacksheep.server.routing import Router
+
+    from app.main import ROUTE_MODULES
+
+    router = Router()
+    for module in ROUTE_MODULES:
+        module.register(router)
+    router.apply_routes()
+    for method, routes in router.routes.items():
+        for route in routes:
+            if method != b"GET_WS":
+                yield method.decode(), route.pattern.decode()
+
+
+async def test_no_route_serves_an_account_before_its_one_time_password_is_changed(
+        api, services):
+    one_time = await services.accounts.ensure_first_superadmin()
+    token = await api.login("admin@localhost", one_time)
+    api.cookies.clear()
+    served = []
+    for method, pattern in _every_api_route():
+        if (method, pattern) in _BEFORE_THE_CHANGE:
+            continue
+        path = re.sub(r"\{[a-z_]+\}", "00000000-0000-4000-8000-000000000000", pattern)
+        for credentials in ({"headers": {"Authorization": f"Bearer {token}"}},
+                            {"cookies": {"svc_session": token}}):
+            answer = await api.request(method, path, json={}, **credentials)
+            if answer.status_code < 300:
+                served.append((method, pattern, answer.status_code))
+    # Besides them, only what answers everyone: health, the sign-in page, and the page
+    # where the password is changed.
+    assert {(method, pattern) for method, pattern, _ in served} <= {
+        ("GET", "/healthz"), ("GET", "/login"), ("GET", "/profile/password")}, served
+    me = await api.get("/api/me", headers={"Authorization": f"Bearer {token}"})
+    assert me.json()["password_change_required"] is True
+
+
 async def test_a_page_on_another_origin_cannot_change_anything_with_the_cookie(api, services):
     await services.accounts.create("ann@example.org", PASSWORD)
     token = await api.login("ann@example.org", PASSWORD)
@@ -168,8 +214,12 @@ async def test_a_page_on_another_origin_cannot_change_anything_with_the_cookie(a
     elsewhere = "http://" + ours.rsplit(":", 1)[0] + ":1"  # same host, another port
     upload = f"/api/libraries/{library['id']}/documents?title=Notes"
     cookie = {"svc_session": token}
+    # A browser adds the credentials of a password-protected proxy in front by itself;
+    # they do not make the cookie any less the browser's doing.
+    proxy_password = {"Authorization": "Basic YW5uOnByb3h5LXBhc3N3b3Jk"}
     for browser_says in ({"Origin": elsewhere}, {"Origin": "null"},
-                         {"Sec-Fetch-Site": "same-site"}, {"Sec-Fetch-Site": "cross-site"}):
+                         {"Sec-Fetch-Site": "same-site"}, {"Sec-Fetch-Site": "cross-site"},
+                         {"Origin": elsewhere, **proxy_password}):
         uploaded = await api.post(upload, cookies=cookie, content=b"planted",
                                   headers={"Content-Type": "text/plain", **browser_says})
         archived = await api.post(f"/api/agents/{agent['id']}/archive", cookies=cookie,
