@@ -31,8 +31,9 @@ class DisconnectTellingProtocol(HttpToolsProtocol):
     its connection is lost before the response is complete."""
 
     def on_headers_complete(self) -> None:
+        previous = self.cycle
         super().on_headers_complete()
-        if self.cycle is not None:
+        if self.cycle is not None and self.cycle is not previous:  # not an upgrade
             setattr(self.cycle, HOOKS, [])
 
     def connection_lost(self, exc: Exception | None) -> None:
