@@ -19,6 +19,7 @@ import sys
 import threading
 import traceback
 from contextvars import ContextVar
+from itertools import islice
 from typing import Any, TextIO
 
 import orjson
@@ -27,6 +28,7 @@ from asyncpg.exceptions import InterfaceError, PostgresError
 
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message", "asctime", "color_message"}
+_RECORD_OWN = len(vars(logging.LogRecord("", 0, "", 0, "", None, None)))
 
 
 #: The id of the request being served (set by ``app.http.middleware``).
@@ -103,7 +105,9 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        for name, value in vars(record).items():
+        # A record's own attributes come first, in the order its constructor sets
+        # them; ``extra`` (which may not replace them) and filters add theirs after.
+        for name, value in islice(vars(record).items(), _RECORD_OWN, None):
             if name not in _STANDARD and not name.startswith("_"):
                 line[name] = value
         if record.exc_info:
