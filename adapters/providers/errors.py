@@ -17,8 +17,7 @@ goes to the log, with the request id, when the failure is mapped (``detail``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 
 import aiohttp
 
@@ -111,30 +110,44 @@ class UpstreamStatusError(UpstreamError):
         return f"the provider answered with an error (HTTP {self.status})"
 
 
-@contextmanager
-def map_exceptions(upstream: str, *, answering: bool = False) -> Iterator[None]:
+class map_exceptions:  # noqa: N801 - used as a function: ``with map_exceptions(...)``
     """Turn aiohttp and core protocol errors raised inside into ``UpstreamError``s.
 
     ``answering`` says the reply has begun, so a broken connection is an
     ``UpstreamDisconnected`` rather than a plain ``UpstreamUnavailable``.
-    Cancellation passes through untouched.
+    Cancellation passes through untouched. A class rather than a generator-based
+    context manager: a relayed stream enters one for every read.
     """
-    lost = UpstreamDisconnected if answering else UpstreamUnavailable
-    try:
-        yield
-    except TimeoutError as exc:  # aiohttp's ServerTimeoutError family included
-        raise _mapped(UpstreamTimeout, "the provider did not answer in time", upstream,
-                      exc) from exc
-    except aiohttp.ClientConnectorError as exc:
-        raise _mapped(UpstreamUnavailable, "the provider could not be reached", upstream,
-                      exc) from exc
-    except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, ConnectionError) as exc:
-        words = ("the provider's answer was cut off" if answering
-                 else "the connection to the provider broke before it answered")
-        raise _mapped(lost, words, upstream, exc) from exc
-    except (aiohttp.ClientError, RemoteProtocolError) as exc:
-        raise _mapped(UpstreamProtocolError, "the provider's answer could not be read",
-                      upstream, exc) from exc
+
+    __slots__ = ("upstream", "answering")
+
+    def __init__(self, upstream: str, *, answering: bool = False) -> None:
+        self.upstream, self.answering = upstream, answering
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> bool:
+        if exc is None:
+            return False
+        upstream = self.upstream
+        if isinstance(exc, TimeoutError):  # aiohttp's ServerTimeoutError family included
+            raise _mapped(UpstreamTimeout, "the provider did not answer in time", upstream,
+                          exc) from exc
+        if isinstance(exc, aiohttp.ClientConnectorError):
+            raise _mapped(UpstreamUnavailable, "the provider could not be reached", upstream,
+                          exc) from exc
+        if isinstance(exc, (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError,
+                            ConnectionError)):
+            lost = UpstreamDisconnected if self.answering else UpstreamUnavailable
+            words = ("the provider's answer was cut off" if self.answering
+                     else "the connection to the provider broke before it answered")
+            raise _mapped(lost, words, upstream, exc) from exc
+        if isinstance(exc, (aiohttp.ClientError, RemoteProtocolError)):
+            raise _mapped(UpstreamProtocolError, "the provider's answer could not be read",
+                          upstream, exc) from exc
+        return False
 
 
 def _mapped(kind: type[UpstreamError], words: str, upstream: str,

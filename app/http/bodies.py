@@ -79,7 +79,10 @@ def parse_json(raw: bytes) -> Any:
         raise JsonProblem("it nests too deeply") from None
     except ValueError as exc:  # malformed, not UTF-8, or an integer past the digit limit
         raise JsonProblem(str(exc)) from None
-    if _depth(value) > MAX_JSON_DEPTH:
+    # Nesting needs an opening bracket per level: a body with few of them (every usual
+    # one) cannot nest too deeply, and is not walked.
+    if (raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH
+            and _depth(value) > MAX_JSON_DEPTH):
         raise JsonProblem(f"it nests deeper than {MAX_JSON_DEPTH} levels")
     return value
 
@@ -121,6 +124,15 @@ def _unstorable(text: str) -> str | None:
     if _SURROGATE.search(text):
         return "a lone surrogate (\\ud800-\\udfff), which is not Unicode"
     return None
+
+
+def may_hold_unstorable(raw: bytes) -> bool:
+    """Whether JSON text ``raw`` can decode to a string PostgreSQL cannot store. NUL
+    and lone surrogates are control characters or escapes in valid JSON (``\\u0000``,
+    ``\\ud800``), or, decoded leniently, a raw NUL (UTF-16 and UTF-32 text) or a
+    surrogate's UTF-8 form (which starts with 0xED): bytes without any of them hold
+    none, and their decoded value need not be walked."""
+    return b"\\u" in raw or b"\x00" in raw or b"\xed" in raw
 
 
 def unstorable_at(value: Any, path: tuple[str, ...] = ()) -> tuple[tuple[str, ...], str] | None:

@@ -2,52 +2,109 @@
 
 uvicorn drops writes to a closed connection silently, so a handler (or a streaming
 body) that waits on an upstream would keep going for nobody. ``cancelled_on_disconnect``
-watches the ASGI receive channel once the request body has been read: when the client
-disconnects, the work inside the block is cancelled at once (closing the upstream
-request with it) and ``watch.disconnected`` is set so the caller can record why.
+cancels the work inside its block at once when the client disconnects (closing the
+upstream request with it) and sets ``watch.disconnected`` so the caller can record why.
+
+How it hears of the disconnect: ``svc serve``'s protocol (``DisconnectTellingProtocol``,
+under the request deadlines of ``app.http.slow_clients``) calls the block back from
+``connection_lost``, which costs a request nothing until then. Under any other server
+a watcher task reads the ASGI receive channel once the request body has been read.
+Every ``/v1`` passthrough request enters a block, and the task, its cancellation and
+a cancel scope were about a tenth of such a request's CPU time (docs/performance.md).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from dataclasses import dataclass, field
-from typing import AsyncIterator
+from types import TracebackType
+from typing import Any, Callable
 
-import anyio
 from blacksheep import Request
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+#: The attribute of a request cycle that holds the callbacks to run on a disconnect.
+HOOKS = "disconnect_hooks"
 
 
-@dataclass
-class Watch:
-    disconnected: bool = False
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+class DisconnectTellingProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, calling back the blocks watching a request when
+    its connection is lost before the response is complete."""
+
+    def on_headers_complete(self) -> None:
+        previous = self.cycle
+        super().on_headers_complete()
+        if self.cycle is not None and self.cycle is not previous:  # not an upgrade
+            setattr(self.cycle, HOOKS, [])
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        cycle = self.cycle
+        super().connection_lost(exc)
+        if cycle is not None and cycle.disconnected:
+            for hook in list(getattr(cycle, HOOKS, ())):
+                hook()
 
 
-async def _wait(receive, watch: Watch) -> None:
+async def _read_until_gone(receive: Callable[[], Any], heard: Callable[[], None]) -> None:
     while True:
         message = await receive()
         if message.get("type") == "http.disconnect":
-            watch.disconnected = True
-            watch.scope.cancel()
+            heard()
             return
 
 
-@contextlib.asynccontextmanager
-async def cancelled_on_disconnect(request: Request) -> AsyncIterator[Watch]:
-    """Read the body before entering: the watcher takes over the receive channel.
+class Watch:
+    """The block of ``cancelled_on_disconnect``: cancels the task that entered it when
+    the client goes away, and swallows that cancellation (and only that one) as the
+    block ends, as a cancel scope does."""
 
-    The watcher is a plain task rather than a task group, so an error inside the block
-    reaches the caller as itself, not wrapped in an exception group.
-    """
-    watch = Watch()
-    receive = getattr(request.content, "receive", None)
-    watcher = asyncio.create_task(_wait(receive, watch)) if receive is not None else None
-    try:
-        with watch.scope:
-            yield watch
-    finally:
-        if watcher is not None:
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watcher
+    __slots__ = ("disconnected", "_receive", "_task", "_cancelling", "_hooks", "_watcher")
+
+    def __init__(self, receive: Callable[[], Any] | None) -> None:
+        self.disconnected = False
+        self._receive = receive
+        self._task: asyncio.Task[Any] | None = None
+        self._cancelling = 0
+        self._hooks: list[Callable[[], None]] | None = None
+        self._watcher: asyncio.Task[None] | None = None
+
+    def _heard(self) -> None:
+        if not self.disconnected and self._task is not None:
+            self.disconnected = True
+            self._task.cancel()
+
+    async def __aenter__(self) -> Watch:
+        if self._receive is None:
+            return self  # no channel to hear a disconnect on (an in-process client)
+        self._task = asyncio.current_task()
+        assert self._task is not None
+        self._cancelling = self._task.cancelling()
+        cycle = getattr(self._receive, "__self__", None)
+        self._hooks = getattr(cycle, HOOKS, None)
+        if self._hooks is None:
+            self._watcher = asyncio.get_running_loop().create_task(
+                _read_until_gone(self._receive, self._heard))
+        elif cycle.disconnected:
+            self._heard()  # gone already: the block's first wait is cancelled
+        else:
+            self._hooks.append(self._heard)
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        traceback: TracebackType | None) -> bool:
+        if self._hooks is not None and self._heard in self._hooks:
+            self._hooks.remove(self._heard)
+        if self._watcher is not None:
+            self._watcher.cancel()  # never awaited: it only ever waits on receive()
+        self._task, task = None, self._task
+        if not self.disconnected or task is None:
+            return False
+        # Ours, unless someone else cancelled the task too (then it propagates).
+        return task.uncancel() <= self._cancelling and kind is not None and issubclass(
+            kind, asyncio.CancelledError)
+
+
+def cancelled_on_disconnect(request: Request) -> Watch:
+    """``async with cancelled_on_disconnect(request) as watch:`` — read the body before
+    entering: a watcher task (under servers other than ours) takes over the receive
+    channel. An error inside the block reaches the caller as itself."""
+    return Watch(getattr(request.content, "receive", None))

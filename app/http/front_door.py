@@ -71,6 +71,8 @@ class FrontDoor:
     async def __call__(self, scope: Scope, receive, send) -> None:
         if scope["type"] not in ("http", "websocket"):
             return await self.inner(scope, receive, send)
+        if not self.trusted.networks and not self._may_judge_host(scope):
+            return await self.inner(scope, receive, send)  # the usual API call: no text made
         headers = _text_headers(scope)
         peer = (scope.get("client") or ("", 0))[0]
         if self.trusted.networks:
@@ -81,6 +83,12 @@ class FrontDoor:
         if not self._own_host(scope, headers):
             return await _refuse(scope, send)
         return await self.inner(scope, receive, send)
+
+    @staticmethod
+    def _may_judge_host(scope: Scope) -> bool:
+        """Whether ``_own_host`` may refuse the request: a sign-in, or a cookie sent."""
+        return scope.get("path") in SIGN_IN_PATHS or any(
+            name.lower() == b"cookie" for name, _ in scope.get("headers", ()))
 
     def _own_host(self, scope: Scope, headers: list[tuple[str, str]]) -> bool:
         if scope.get("path") not in SIGN_IN_PATHS and not _has_cookie(headers,

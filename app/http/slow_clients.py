@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import asyncio
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from app.http.disconnect import DisconnectTellingProtocol
+from app.http.head_with_body import HeadWithBodyProtocol
 
 _TIMEOUT_RESPONSE = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
                      b"content-length: 16\r\nconnection: close\r\n\r\nRequest Timeout.")
 
 
-class DeadlineHttpProtocol(HttpToolsProtocol):
+class DeadlineHttpProtocol(DisconnectTellingProtocol, HeadWithBodyProtocol):
     header_seconds: float = 10.0
     body_seconds: float = 30.0
 

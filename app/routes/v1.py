@@ -14,7 +14,13 @@ from blacksheep import Request, Response, Router
 
 from app.bundle import Services
 from app.errors import BadRequest
-from app.http.bodies import JsonProblem, parse_json, read_bytes, unstorable_at
+from app.http.bodies import (
+    JsonProblem,
+    may_hold_unstorable,
+    parse_json,
+    read_bytes,
+    unstorable_at,
+)
 from app.http.errors import json_response
 from app.public_api import agent_calls, passthrough
 from app.public_api.agent_calls import AGENT_PREFIX
@@ -75,7 +81,7 @@ async def _json_body(request: Request) -> Any:
     except JsonProblem as exc:
         raise BadRequest(f"We could not parse the JSON body of your request: {exc}. Send a "
                          "JSON object.", code="malformed_json") from None
-    if (found := unstorable_at(value)) is not None:
+    if may_hold_unstorable(raw) and (found := unstorable_at(value)) is not None:
         path, reason = found
         param = ".".join(path) or None
         raise BadRequest(f"{param or 'The body'} must not contain {reason}.",

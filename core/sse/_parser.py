@@ -96,6 +96,10 @@ class SSEParser:
         """Add bytes from the stream; return the events they complete, in order."""
         if self._broken is not None:
             raise self._broken
+        if self._at_start and data and not self._buffer and data[:1] != _BOM[:1]:
+            # No BOM can come: a stream's first chunk (often the whole of a short
+            # stream) may take the fast path too.
+            self._at_start = False
         if data[-2:] == b"\n\n" and self._clean() and b"\r" not in data:
             return self._feed_whole_events(data)
         self._pending += len(data)

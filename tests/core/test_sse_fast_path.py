@@ -103,3 +103,25 @@ def test_a_retry_before_a_whole_event_chunk_belongs_to_that_event():
     assert parser.feed(b"retry: 3000\n") == []
     [event] = parser.feed(b"data: second\n\n")
     assert (event.data, event.retry) == ("second", 3000)
+
+
+class Counting(SSEParser):
+    """Counts the chunks the fast path took."""
+
+    fast = 0
+
+    def _feed_whole_events(self, data: bytes) -> list:
+        self.fast += 1
+        return super()._feed_whole_events(data)
+
+
+def test_a_streams_first_chunk_takes_the_fast_path_unless_a_bom_may_begin_it():
+    # A short stream often arrives whole in the first read.
+    whole = b'data: {"a": 1}\n\ndata: [DONE]\n\n'
+    parser = Counting()
+    assert [event.data for event in parser.feed(whole)] == ['{"a": 1}', "[DONE]"]
+    assert parser.fast == 1
+    with_bom = Counting()
+    assert [event.data for event in with_bom.feed(b"\xef\xbb\xbf" + whole)] == [
+        '{"a": 1}', "[DONE]"]
+    assert with_bom.fast == 0  # the BOM is stripped by the line rules
