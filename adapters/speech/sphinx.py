@@ -15,6 +15,9 @@ Two facts shape it:
 * The utterance is whole when it is decoded, so cepstral mean normalisation uses the
   whole turn (``cmn batch``) rather than adapting as it goes, which loses the first
   word of a short answer.
+* The acoustic model's ``feat.params`` fixes the front end (filter bank, noise
+  removal, normalisation): PocketSphinx lets it win over the same options given to
+  ``Decoder``, which are silently ignored. Only search options (weights, beams) tune here.
 * PocketSphinx holds the GIL while it decodes (measured: the event loop stalled for
   the whole decode, hundreds of milliseconds), which would stop every call's audio.
   So decoding runs in anyio's worker processes (``anyio.to_process``); each worker
