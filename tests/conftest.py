@@ -6,14 +6,14 @@ Async tests run on anyio's pytest plugin with the asyncio backend: mark them wit
 Database: one PostgreSQL per test run — the embedded server in a temporary directory,
 or the server named by ``SVC__DATABASE__URL`` — with a template database migrated once.
 Each test that asks for ``database`` gets a fresh copy (``CREATE DATABASE … TEMPLATE``),
-so tests are isolated and nothing needs cleaning between them.
+so tests are isolated and nothing needs cleaning between them; each copy is made while
+the test before it runs (``DatabasesAhead``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import itertools
 import os
 import secrets
 import tempfile
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from tests.support.postgres import TestPostgres
+from tests.support.postgres import DatabasesAhead, TestPostgres
 
 # No test asserts a timing, and hypothesis's per-example deadline is one: on a busy
 # machine (CI shares its cores) a first example that pays for an import or a warm-up
@@ -63,23 +63,26 @@ def postgres(tmp_path_factory) -> TestPostgres:
         server.stop()
 
 
-_numbers = itertools.count()
+@pytest.fixture(scope="session")
+def databases(postgres: TestPostgres) -> DatabasesAhead:
+    ahead = postgres.databases_ahead()
+    yield ahead
+    ahead.close()
 
 
 @pytest.fixture
-async def database(postgres: TestPostgres):
+async def database(databases: DatabasesAhead):
     """A fresh migrated database; the process-wide engine points at it, with a pool."""
     from app import db
 
-    name = f"svc_test_{os.getpid()}_{next(_numbers)}"
-    dsn = await postgres.clone_template(name)
+    dsn = await databases.take()
     db.use_database(dsn)
     await db.open_pool(max_size=10)
     try:
         yield dsn
     finally:
         await db.close_pool()
-        await postgres.drop(name)
+        databases.give_back(dsn)
 
 
 @pytest.fixture

@@ -46,6 +46,10 @@ def unusable_query(raw: bytes) -> Unprocessable | None:
 
 
 _API_PATHS = (b"/api/", b"/v1/")
+# The telephone system's questions are answered in plain text, and a refusal there is
+# an empty answer, never a JSON body: their handlers read a value they cannot use as
+# naming nothing, and answer so.
+_PLAIN_TEXT_PATHS = (b"/api/telephony/pbx/",)
 
 
 class UsableQuery:
@@ -53,7 +57,8 @@ class UsableQuery:
 
     async def __call__(self, request: Request, handler) -> Response:
         raw = request.url.query
-        if (raw and request.url.path.startswith(_API_PATHS)
+        path = request.url.path
+        if (raw and path.startswith(_API_PATHS) and not path.startswith(_PLAIN_TEXT_PATHS)
                 and (refusal := unusable_query(raw)) is not None):
             raise refusal
         return await handler(request)

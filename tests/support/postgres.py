@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -66,6 +70,46 @@ class TestPostgres:
     async def drop(self, name: str) -> None:
         await self._admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
+    def databases_ahead(self) -> "DatabasesAhead":
+        return DatabasesAhead(self)
+
     async def drop_template(self) -> None:
         if self.template:
             await self.drop(self.template)
+
+
+class DatabasesAhead:
+    """Fresh copies of the template, each made while the test before it runs.
+
+    Copying the template takes a few hundred milliseconds of the server's time; made
+    one test ahead, on a thread of their own, the copy is ready when the test asks, and
+    a used database is dropped on that thread too, without the next test waiting.
+    """
+
+    def __init__(self, postgres: TestPostgres) -> None:
+        self._postgres = postgres
+        self._numbers = itertools.count()
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="databases-ahead")
+        self._next: Future[str] | None = None
+
+    def _make(self) -> Future[str]:
+        name = f"svc_test_{os.getpid()}_{next(self._numbers)}"
+
+        async def copy() -> str:
+            return await self._postgres.clone_template(name)
+
+        return self._thread.submit(asyncio.run, copy())
+
+    async def take(self) -> str:
+        """A fresh database's address; the next one is begun at once."""
+        ready = self._next or self._make()
+        self._next = self._make()
+        return await asyncio.wrap_future(ready)
+
+    def give_back(self, dsn: str) -> None:
+        self._thread.submit(asyncio.run, self._postgres.drop(urlsplit(dsn).path.lstrip("/")))
+
+    def close(self) -> None:
+        if self._next is not None:
+            self.give_back(self._next.result())
+        self._thread.shutdown(wait=True)

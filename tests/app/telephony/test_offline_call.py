@@ -97,7 +97,7 @@ async def _configure(client, setup, audiosocket) -> None:
 async def test_a_caller_asks_books_tomorrow_at_ten_and_says_goodbye(offline_line):
     client, setup, audiosocket = offline_line
     script = [Listen(quiet_ms=1500),
-              Say("Is there parking?"), Listen(quiet_ms=1500),
+              Say("Is parking free?"), Listen(quiet_ms=1500),
               Say("I'd like to book an appointment for tomorrow at ten."), Listen(quiet_ms=1500),
               Say("It's Peter Taylor."), Listen(quiet_ms=1500),
               Say("Yes please."), Listen(quiet_ms=2000),
@@ -110,16 +110,18 @@ async def test_a_caller_asks_books_tomorrow_at_ten_and_says_goodbye(offline_line
     [call] = await TelephonyCall.select().where(TelephonyCall.from_number == CALLER)
     chat = await client.get(f"/api/chats/{call['chat_id']}", headers=setup.owner)
     said = [(m["role"], m["content"]) for m in chat.json()["messages"]]
-    assert report.answered and report.ended_by == "line", (report, said)
-    assert call["outcome"] == "completed", said
+    # The whole transcript, one line a turn, so a failure shows what was misheard.
+    transcript = "\n".join(f"{role}: {content}" for role, content in said)
+    assert report.answered and report.ended_by == "line", (report, transcript)
+    assert call["outcome"] == "completed", transcript
     opening, *answers = [content for role, content in said if role == "assistant"]
-    assert opening.startswith("Hello, Hillside Surgery."), said
-    assert "behind the building" in answers[0], said
+    assert opening.startswith("Hello, Hillside Surgery."), transcript
+    assert "behind the building" in answers[0], transcript
     booked = await Appointment.select()
-    assert len(booked) == 1, said
+    assert len(booked) == 1, transcript
     [booked] = booked
     zone = zoneinfo.ZoneInfo(ZONE)
     tomorrow = booked["created_at"].astimezone(zone).date() + dt.timedelta(days=1)
     assert booked["starts_at"].astimezone(zone) == dt.datetime.combine(
-        tomorrow, dt.time(10, 0), tzinfo=zone), said
+        tomorrow, dt.time(10, 0), tzinfo=zone), transcript
     assert booked["call_id"] == call["id"] and booked["caller_number"] == CALLER
