@@ -207,16 +207,17 @@ async def test_the_opening_is_heard_whole_and_speech_over_it_is_ignored(line, vi
     assert said == [("assistant", _opening(via == "pbx"))]
 
 
-async def test_a_question_is_answered_from_the_agents_library(line):
-    report = await line.ring("pbx", [Listen(quiet_ms=1200), Say("what are your opening hours"),
-                                     Listen(quiet_ms=1500)])
+@pytest.mark.parametrize("via", ["carrier", "pbx"])
+async def test_a_question_is_answered_from_the_agents_library(line, via):
+    report = await line.ring(via, [Listen(quiet_ms=1200), Say("what are your opening hours"),
+                                   Listen(quiet_ms=1500)])
     assert len(report.replies) == 2, report
     answer = report.replies[1].transcript
     assert "our opening hours are nine to five on weekdays" in answer
     assert report.timings[0].latency_ms is not None
     call = await line.call_row()
     said = [m["content"] for m in await line.conversation(call) if m["role"] == "assistant"]
-    assert normalise(said[0]) == _opening(True)
+    assert normalise(said[0]) == _opening(via == "pbx")
     assert normalise(said[1]).startswith(answer[:40])
     # The answered turn is timed, and its usage counts from the end of the caller's
     # speech: past the moment the agent was asked.
@@ -227,17 +228,23 @@ async def test_a_question_is_answered_from_the_agents_library(line):
     await line.services.usage.drain()
     used = await UsageEvent.select().where(UsageEvent.line_id == call["number_id"])
     assert used and max(row["latency_ms"] for row in used) >= timed["asked_s"] * 1000
+    if via == "carrier":
+        return  # only the pbx number records its calls
     recording = os.path.join(line.services.boot["storage.recordings_dir"], f"{call['id']}.wav")
     info = soundfile.info(recording)
     assert (info.channels, info.samplerate, info.subtype) == (2, 8000, "ULAW")
     assert info.duration > 3
 
 
-async def test_barge_in_stops_playback(line):
-    report = await line.ring("carrier", [Listen(quiet_ms=1200), Say("where can i park"),
-                                         AwaitSpeech(), Pause(ms=1500),
-                                         Say("sorry stop there"), Listen(quiet_ms=1500)])
-    assert report.clears >= 1
+@pytest.mark.parametrize("via", ["carrier", "pbx"])
+async def test_barge_in_stops_playback(line, via):
+    report = await line.ring(via, [Listen(quiet_ms=1200), Say("where can i park"),
+                                   AwaitSpeech(), Pause(ms=1500),
+                                   Say("sorry stop there"), Listen(quiet_ms=1500)])
+    # The carrier is told to drop what it holds; Asterisk plays only what it is sent,
+    # so there the answer simply stops.
+    if via == "carrier":
+        assert report.clears >= 1
     full = normalise(LONG_ANSWER)
     heard = report.replies[1].transcript
     assert heard and full.startswith(heard[:20]) and len(heard) < len(full) // 2, heard
