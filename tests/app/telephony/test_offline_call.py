@@ -96,11 +96,14 @@ async def _configure(client, setup, audiosocket) -> None:
 
 async def test_a_caller_asks_books_tomorrow_at_ten_and_says_goodbye(offline_line):
     client, setup, audiosocket = offline_line
-    script = [Listen(quiet_ms=1500),
-              Say("Is parking free?"), Listen(quiet_ms=1500),
-              Say("I'd like to book an appointment for tomorrow at ten."), Listen(quiet_ms=1500),
-              Say("It's Peter Taylor."), Listen(quiet_ms=1500),
-              Say("Yes please."), Listen(quiet_ms=2000),
+    # The caller waits for 2.5 s of quiet before speaking again: a reply's sentences
+    # are synthesised one by one, and on a busy machine the gap between two can pass
+    # a second, when a caller who spoke into it would be heard over the agent.
+    script = [Listen(quiet_ms=2500),
+              Say("Is parking free?"), Listen(quiet_ms=2500),
+              Say("I'd like to book an appointment for tomorrow at ten."), Listen(quiet_ms=2500),
+              Say("It's Peter Taylor."), Listen(quiet_ms=2500),
+              Say("Yes please."), Listen(quiet_ms=2500),
               Say("Thank you, goodbye."), AwaitHangup(timeout_s=30)]
     caller = Caller(await prepare(script, LocalSynthesiser(CALLER_VOICE)))
     async with aiohttp.ClientSession() as http:
