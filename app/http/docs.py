@@ -49,6 +49,19 @@ def page(handler: Handler) -> Handler:
     return handler
 
 
+class _Written:
+    """One format of the API document: written when first read, or as set."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __get__(self, docs: "Docs", owner: type | None = None) -> bytes:
+        return docs._written_as(self.kind)
+
+    def __set__(self, docs: "Docs", value: bytes) -> None:
+        docs._written[self.kind] = value
+
+
 class Docs(OpenAPIHandler):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._app: Application | None = None
@@ -74,21 +87,8 @@ class Docs(OpenAPIHandler):
         return self._written.get(kind, b"")
 
     # BlackSheep's handlers for /openapi.json and /openapi.yaml read these attributes.
-    @property
-    def _json_docs(self) -> bytes:
-        return self._written_as("json")
-
-    @_json_docs.setter
-    def _json_docs(self, value: bytes) -> None:
-        self._written["json"] = value
-
-    @property
-    def _yaml_docs(self) -> bytes:
-        return self._written_as("yaml")
-
-    @_yaml_docs.setter
-    def _yaml_docs(self, value: bytes) -> None:
-        self._written["yaml"] = value
+    _json_docs = _Written("json")
+    _yaml_docs = _Written("yaml")
 
     def get_handler_docs(self, obj: Any) -> EndpointDocs | None:
         if getattr(getattr(obj, "root_fn", obj), "__svc_page__", False):

@@ -62,6 +62,15 @@ async def test_openapi_document_is_served(api):
     assert "/api/auth/login" in paths and "/api/admin/settings/{key}" in paths
 
 
+async def test_the_yaml_document_is_the_json_one(api):
+    """Each is written when first asked for, from the one generated document."""
+    import yaml
+
+    as_yaml = await api.get("/openapi.yaml")
+    assert as_yaml.status_code == 200 and as_yaml.headers["content-type"].startswith("text/yaml")
+    assert yaml.safe_load(as_yaml.text) == (await api.get("/openapi.json")).json()
+
+
 async def test_openapi_documents_json_request_bodies(api):
     paths = (await api.get("/openapi.json")).json()["paths"]
     body = paths["/api/auth/login"]["post"]["requestBody"]["content"]["application/json"]
