@@ -46,10 +46,11 @@ def unusable_query(raw: bytes) -> Unprocessable | None:
 
 
 _API_PATHS = (b"/api/", b"/v1/")
-# The telephone system's questions are answered in plain text, and a refusal there is
-# an empty answer, never a JSON body: their handlers read a value they cannot use as
-# naming nothing, and answer so.
-_PLAIN_TEXT_PATHS = (b"/api/telephony/pbx/",)
+# Telephone systems' requests keep their own rules: a carrier's webhook is judged by
+# its signature over the whole address before anything else (unsigned: 403), and the
+# dialplan's questions are answered in plain text, where a refusal is an empty answer
+# and a value their handlers cannot use names nothing.
+_TELEPHONE_SYSTEM_PATHS = (b"/api/telephony/carrier/", b"/api/telephony/pbx/")
 
 
 class UsableQuery:
@@ -58,7 +59,7 @@ class UsableQuery:
     async def __call__(self, request: Request, handler) -> Response:
         raw = request.url.query
         path = request.url.path
-        if (raw and path.startswith(_API_PATHS) and not path.startswith(_PLAIN_TEXT_PATHS)
+        if (raw and path.startswith(_API_PATHS) and not path.startswith(_TELEPHONE_SYSTEM_PATHS)
                 and (refusal := unusable_query(raw)) is not None):
             raise refusal
         return await handler(request)
