@@ -94,11 +94,7 @@ class DatabasesAhead:
 
     def _make(self) -> Future[str]:
         name = f"svc_test_{os.getpid()}_{next(self._numbers)}"
-
-        async def copy() -> str:
-            return await self._postgres.clone_template(name)
-
-        return self._thread.submit(asyncio.run, copy())
+        return self._thread.submit(asyncio.run, self._postgres.clone_template(name))
 
     async def take(self) -> str:
         """A fresh database's address; the next one is begun at once."""
