@@ -40,6 +40,11 @@ _CHARS_UTF8 = 1
 _ENDPAUSE = 0x1000
 _EE_OK = 0
 _PHONEMES_ASCII = 0  # espeak_TextToPhonemes: eSpeak's own mnemonics, not IPA
+#: eSpeak NG adds random breath and jitter to some voices (the ``+f2`` variants among
+#: them), and seeds its generator from the clock when it starts. Seeding it afresh
+#: for every text keeps the clock out of the audio: a process that makes the same
+#: texts in the same order makes the same sound, whatever the time.
+_RANDOM_SEED = 1
 _SYNTH_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int,
                                    ctypes.c_void_p)
 
@@ -61,6 +66,7 @@ class _ESpeak:
         lib.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
                                           ctypes.c_int]
         lib.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
+        lib.espeak_ng_SetRandSeed.argtypes = [ctypes.c_long]
         lib.espeak_TextToPhonemes.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_int,
                                               ctypes.c_int]
         lib.espeak_TextToPhonemes.restype = ctypes.c_char_p
@@ -96,6 +102,7 @@ class _ESpeak:
         """The whole of ``text`` as 22050 Hz PCM16."""
         data = text.replace("\0", " ").encode("utf-8") + b"\0"
         self._chunks = []
+        self._lib.espeak_ng_SetRandSeed(_RANDOM_SEED)
         status = self._lib.espeak_Synth(data, len(data), 0, 0, 0, _CHARS_UTF8 | _ENDPAUSE,
                                         None, None)
         if status != _EE_OK:

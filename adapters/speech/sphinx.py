@@ -82,6 +82,10 @@ def decode(pcm16: bytes, model_directory: str | None = None) -> str:
     """The words in 16 kHz PCM16, with a line's model or else the general one (runs in
     a worker process)."""
     decoder = _decoder(model_directory)
+    # The front end keeps what it learnt of the last turn's noise (``remove_noise``)
+    # into the next: without a fresh start, what a turn is heard to say would depend
+    # on which turns, from which calls, this worker decoded before.
+    decoder.reinit_feat()
     decoder.start_utt()
     try:
         decoder.process_raw(pcm16, full_utt=True)

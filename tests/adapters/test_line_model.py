@@ -5,12 +5,12 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from adapters.speech.espeak import LocalSynthesiser
 from adapters.speech.line_model import LineModel, build_in_worker, build_line_model
 from adapters.speech.sphinx import LocalRecogniser
 from core.speech_model import LineText, line_sentences
 from kernels.resample import Resampler
-from tests.adapters.test_speech_local import GUARD, speak
+from tests.adapters.test_speech_local import GUARD
+from tests.support.fresh_voice import fresh_speech
 
 pytestmark = pytest.mark.anyio
 
@@ -44,7 +44,8 @@ def test_a_rebuild_replaces_the_model_whole(tmp_path):
 async def test_a_line_model_is_built_in_a_worker_and_hears_the_lines_words(tmp_path):
     with anyio.fail_after(GUARD):
         model = await build_in_worker(line_sentences(CLINIC), tmp_path / "line")
-    pcm = b"".join(await speak(LocalSynthesiser("en-us"), "What are your opening hours?"))
+    question = "What are your opening hours?"
+    pcm = (await fresh_speech([question], "en-us"))[question]
     telephone = Resampler(16000, 8000).process(pcm)
     with anyio.fail_after(GUARD):
         heard = await LocalRecogniser().tuned(model).transcribe(telephone, 8000)

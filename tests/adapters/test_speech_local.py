@@ -5,6 +5,10 @@ from __future__ import annotations
 import array
 import math
 import pickle
+import random
+import subprocess
+import sys
+import time
 
 import anyio
 import pytest
@@ -96,3 +100,37 @@ def test_speech_unavailable_survives_the_trip_from_a_worker_process():
     error = pickle.loads(pickle.dumps(SpeechUnavailable("is not installed", engine="local x")))
     assert (error.message, error.engine, str(error)) == ("is not installed", "local x",
                                                          "local x: is not installed")
+
+
+async def test_a_turn_is_heard_the_same_whatever_the_worker_decoded_before():
+    from adapters.speech import sphinx
+
+    pcm = b"".join(await speak(LocalSynthesiser("en-us"), "What are your opening hours?"))
+    noise = bytes(random.Random(7).getrandbits(8) for _ in range(32000))
+
+    def heard() -> tuple[str, float]:
+        text = sphinx.decode(pcm)
+        return text, sphinx._decoder(None).hyp().score
+
+    first = heard()
+    sphinx.decode(noise)  # another caller's turn, loud and unlike speech
+    assert heard() == first
+
+
+
+def test_one_text_is_one_audio_whatever_the_clock():
+    """eSpeak NG seeds its random breath and jitter from the clock when it starts;
+    the synthesiser seeds it for every text, so two fresh processes seconds apart
+    make the same audio of a text."""
+    program = ("import hashlib, sys\n"
+               "from adapters.speech.espeak import _speak\n"
+               "sys.stdout.write(hashlib.sha256(_speak('Is parking free?', 'en-us+f2'))"
+               ".hexdigest())\n")
+    digests = []
+    for _ in range(2):
+        if digests:
+            time.sleep(1.1)  # the clock's seconds move on between the two
+        made = subprocess.run([sys.executable, "-c", program], capture_output=True,
+                              text=True, check=True, timeout=GUARD)
+        digests.append(made.stdout)
+    assert len(digests[0]) == 64 and digests[0] == digests[1]

@@ -19,12 +19,12 @@ import aiohttp
 import pytest
 
 from adapters.call_simulator import AwaitHangup, Caller, Listen, Say, prepare, ring_pbx
-from adapters.speech.espeak import LocalSynthesiser
 from app.cli import CALLER_VOICE
 from app.tables import Appointment, TelephonyCall
 from tests.app.telephony.test_call_voice_transports import free_port
 from tests.app.telephony.deployment import LINE_NUMBER as LINE
 from tests.app.telephony.deployment import SHARED_SECRET, deployment
+from tests.support.fresh_voice import Recorded, fresh_speech
 from tests.support.http import running_app
 
 pytest.importorskip("espeakng_loader")
@@ -105,7 +105,9 @@ async def test_a_caller_asks_books_tomorrow_at_ten_and_says_goodbye(offline_line
               Say("It's Peter Taylor."), Listen(quiet_ms=2500),
               Say("Yes please."), Listen(quiet_ms=2500),
               Say("Thank you, goodbye."), AwaitHangup(timeout_s=30)]
-    caller = Caller(await prepare(script, LocalSynthesiser(CALLER_VOICE)))
+    said_by_caller = [step.text for step in script if isinstance(step, Say)]
+    voice = Recorded(await fresh_speech(said_by_caller, CALLER_VOICE))
+    caller = Caller(await prepare(script, voice))
     async with aiohttp.ClientSession() as http:
         report = await ring_pbx(server_url=str(client.base_url), audiosocket=audiosocket,
                                 secret=SHARED_SECRET, caller_number=CALLER, dialled=LINE,
