@@ -2,15 +2,15 @@
 
 ``run_call`` drives ``core.voice.CallConversation`` for one answered call:
 
-* caller audio from the transport (8 kHz PCM) is resampled to the recognition rate
-  (``kernels.resample``), measured (``kernels.energy``) for the speech detector
-  (``core.voice.SpeechDetector``, the ``voice.phone.*`` dials; it also hears the
-  level of each frame played), kept for the turn while the conversation captures, and
-  fed to the conversation. Speech is kept from its first frame with a pre-roll before
-  it, also when it starts over the agent or while the answer is still being written;
+* caller audio from the transport (8 kHz PCM) is measured (``kernels.energy``) for
+  the speech detector (``core.voice.SpeechDetector``, the ``voice.phone.*`` dials; it
+  also hears the level of each frame played), kept for the turn while the
+  conversation captures, and fed to the conversation. Speech is kept from its first
+  frame with a pre-roll before it, also when it starts over the agent or while the
+  answer is still being written;
 * the conversation's actions are carried out: the opening and each answer are
   synthesised, resampled to 8 kHz, framed and played every 20 ms (``Player``); a turn
-  is recognised, judged by the turn detector, and given to the agent; a barge-in stops
+  is resampled to the recognition rate (``kernels.resample``), recognised, judged by the turn detector, and given to the agent; a barge-in stops
   playback at once;
 * when the line records, both sides go to the recorder step by step; a recorder that
   fails is dropped, ``on_recording_failed`` is told, and the call goes on;
@@ -209,11 +209,14 @@ class _CallSession:
         self.setup = setup
         self.recorder = recorder
         self.on_recording_failed = on_recording_failed
-        dials, rate = setup.dials, setup.recognition_rate
+        dials = setup.dials
         self.conversation = CallConversation(
             setup.opening, dials, turn_detection=engines.turn_detector is not None)
+        # The caller's audio is heard and kept at the line's rate; only a turn sent to
+        # the recogniser is converted to its rate, once, rather than every frame of a
+        # call at the cost of every frame.
+        rate = LINE_RATE
         self.detector = SpeechDetector(dials, rate)
-        self.to_recognition = Resampler(LINE_RATE, rate) if rate != LINE_RATE else None
         self.player = Player(transport, self._frame_sent)
         self.clock = loop_clock()  # read per frame: the loop's own, not through sniffio
         onset_ms = max(dials.min_speech_ms, dials.barge_min_ms) + ONSET_LOOKBACK_MS
@@ -344,9 +347,8 @@ class _CallSession:
 
     def _caller_audio(self, pcm: bytes) -> None:
         self._record(pcm)
-        audio = self.to_recognition.process(pcm) if self.to_recognition else pcm
-        events = self.detector.hear(rms(audio), zero_crossings(audio), len(audio) // 2)
-        self._keep(audio, events)
+        events = self.detector.hear(rms(pcm), zero_crossings(pcm), len(pcm) // 2)
+        self._keep(pcm, events)
         if not events:
             self.conversation.hear_quiet(self.clock())  # no action, no earlier deadline
             return
@@ -519,8 +521,11 @@ class _CallSession:
         return True
 
     async def _transcribe(self, request: int, audio: bytes) -> None:
+        rate = self.setup.recognition_rate
+        if rate != LINE_RATE:
+            audio = Resampler(LINE_RATE, rate).process(audio)
         try:
-            text = await self.engines.recogniser.transcribe(audio, self.setup.recognition_rate)
+            text = await self.engines.recogniser.transcribe(audio, rate)
         except Exception:
             log.warning("recognition unavailable", exc_info=True)
             self._feed(RecognitionFailed(request))
