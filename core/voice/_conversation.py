@@ -53,7 +53,7 @@ from ._events import (
     TurnJudged,
 )
 
-__all__ = ["CallConversation", "Phase"]
+__all__ = ["OPENING_UTTERANCE", "CallConversation", "Phase"]
 
 OPENING_UTTERANCE = 0
 
