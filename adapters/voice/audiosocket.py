@@ -177,12 +177,15 @@ class AudioSocketTransport(CallTransport):
         """Caller audio at the session's rate, or the key pressed."""
         if type(event) is DtmfReceived:
             return event.digit
-        if event.rate == LINE_RATE:
-            return event.pcm
-        resampler = self._from_peer.get(event.rate)
+        return self._at_line_rate(event.pcm, event.rate)
+
+    def _at_line_rate(self, pcm: bytes, rate: int) -> bytes:
+        if rate == LINE_RATE:
+            return pcm
+        resampler = self._from_peer.get(rate)
         if resampler is None:
-            resampler = self._from_peer[event.rate] = _ToLineRate(event.rate)
-        return resampler.process(event.pcm)
+            resampler = self._from_peer[rate] = _ToLineRate(rate)
+        return resampler.process(pcm)
 
     def _peer_frame(self, pcm: bytes) -> bytes:
         """One of our 8 kHz frames at the caller's rate (20 ms, whole)."""
@@ -229,6 +232,12 @@ class AudioSocketTransport(CallTransport):
 
     def _read_chunk(self, data: bytes, hold: Callable[[bytes | str], None]) -> bool:
         """``relay.ReadChunk``: parse ``data``; True when only audio and keys came."""
+        if not self._pending:
+            # Most reads are one whole frame of audio: taken without events.
+            pcm = self.connection.audio_in(data)
+            if pcm is not None:
+                hold(self._at_line_rate(pcm, self.connection.rate))
+                return True
         self._parse(data)
         return self._fault is None and self._give_audio(hold)
 

@@ -17,7 +17,9 @@ from ._events import AudioReceived, Event, HangupReceived, SendAudio, SendHangup
 from ._reader import FrameError, decode_payload
 from ._wire import (
     AUDIO_KIND_RATES,
+    HEADER,
     LINE_RATE,
+    MAX_PAYLOAD_BYTES,
     Kind,
     audio_kind,
     encode_frame,
@@ -150,6 +152,19 @@ class AudioSocketConnection:
         self._buffer += data
         while (frame := take_frame_or_fail(self._buffer, self._fail)) is not None:
             self._handle_frame(*frame)
+
+    def audio_in(self, data: bytes) -> bytes | None:
+        """The caller's audio when ``data`` is exactly one whole frame of it, of the
+        call's kind, where audio changes nothing: the common read, every 20 ms of a
+        call, taken at once with no event made. Otherwise None, with nothing taken:
+        give ``data`` to ``receive_data``. The audio is at ``rate``."""
+        if (self._buffer or self._error is not None or self._state not in _AUDIO_STAYS
+                or len(data) < HEADER.size or data[0] != self._audio_kind):
+            return None
+        length = (data[1] << 8) | data[2]
+        if length != len(data) - HEADER.size or length % 2 or length > MAX_PAYLOAD_BYTES:
+            return None
+        return data[HEADER.size:]
 
     def events_received(self) -> list[Event]:
         """Return and forget the events parsed so far, oldest first."""

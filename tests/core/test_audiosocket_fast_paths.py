@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from core.audiosocket import (
     AUDIO_KIND_RATES,
+    AudioReceived,
     AudioSocketConnection,
     ConnectionState,
     Kind,
@@ -32,6 +33,34 @@ class TableOnly(AudioSocketConnection):
 
     _handle_frame = AudioSocketConnection._handle_frame_by_table
     send = AudioSocketConnection._send_by_table  # type: ignore[assignment]
+
+
+class WholeFramesFirst(AudioSocketConnection):
+    """Every read offered to ``audio_in`` first, as the transport does; what it takes
+    stands for the event the tables would have made of it."""
+
+    def receive_data(self, data: bytes) -> None:
+        pcm = self.audio_in(data)
+        if pcm is None:
+            super().receive_data(data)
+        else:
+            self._events.append(AudioReceived(pcm=pcm, rate=self.rate))
+
+
+def test_a_read_of_one_whole_audio_frame_is_taken_at_once():
+    connection = AudioSocketConnection()
+    identifier = frame(Kind.IDENTIFIER, uuid.UUID(int=1).bytes)
+    audio = frame(Kind.AUDIO, bytes(range(160)) * 2)
+    assert connection.audio_in(audio) is None  # before the identifier: the tables' say
+    connection.receive_data(identifier)
+    connection.events_received()
+    assert connection.audio_in(audio) == bytes(range(160)) * 2
+    assert connection.events_received() == [] and connection.state is ConnectionState.OPEN
+    for not_whole in (audio[:-1], audio + audio[:1], frame(Kind.AUDIO, b"odd"),
+                      frame(Kind.DTMF, b"1"), frame(Kind.AUDIO_SLIN16, bytes(640))):
+        assert connection.audio_in(not_whole) is None
+    connection.receive_data(audio[:5])  # a frame begun: the rest is the buffer's
+    assert connection.audio_in(audio) is None
 
 
 def test_the_shortcut_states_are_read_off_the_tables():
@@ -112,3 +141,4 @@ def test_the_fast_paths_say_what_the_tables_say(opens, frames, groups, cuts, ste
     identifier = [frame(Kind.IDENTIFIER, uuid.UUID(int=1).bytes)] if opens else []
     chunks = _chunks(identifier + frames, groups, cuts)
     assert _run(AudioSocketConnection(), chunks, steps) == _run(TableOnly(), chunks, steps)
+    assert _run(WholeFramesFirst(), chunks, steps) == _run(TableOnly(), chunks, steps)
