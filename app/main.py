@@ -87,9 +87,11 @@ async def _not_found(request: Request):
     raise NotFound(f"No resource at {request.url.path.decode('latin-1')}.")
 
 
-def configure_routes(app: Application, router: Router) -> None:
+def configure_routes(app: FrontDoorApplication, router: Router,
+                     services: Services) -> None:
     for module in ROUTE_MODULES:
         module.register(router)
+    v1.register_direct(app.direct_routes, services)
     # Unmatched paths go through the middlewares too, so they carry a request id and
     # our error shape (BlackSheep answers a bare 404 when no fallback is set).
     router.fallback = _not_found
@@ -225,7 +227,7 @@ def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True
     app.middlewares.append(UsableQuery())
     app.middlewares.append(SameOriginWrites(services.boot["server.public_url"]))
     app.middlewares.append(PublicApiGate(app, services))
-    configure_routes(app, router)
+    configure_routes(app, router, services)
     configure_console(app, services)
     configure_docs(app)
     if own_pool:

@@ -14,13 +14,13 @@ another site that rebound its name to this server, refused with 421.
 
 from __future__ import annotations
 
-import functools
 import json
 from http.cookies import CookieError, SimpleCookie
 from typing import Any, Awaitable, Callable
 
 from blacksheep import Application
 
+from app.http.direct_routes import DirectRoutes
 from core.forwarded import TrustedProxies, origin, parse_trusted_proxies
 from core.host_names import OwnHosts
 
@@ -112,17 +112,28 @@ async def _refuse(scope: Scope, send) -> None:
 
 
 class FrontDoorApplication(Application):
-    """BlackSheep's application with the front door in front of it."""
+    """BlackSheep's application with the front door in front of it, and behind the door
+    the routes answered before the router (``app.http.direct_routes``)."""
 
     front_door: FrontDoor | None = None
 
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.direct_routes = DirectRoutes(self)
+
     def open_front_door(self, boot, cookie_name: str) -> None:
         self.front_door = FrontDoor(
-            functools.partial(Application.__call__, self),
+            self._behind_front_door,
             parse_trusted_proxies(boot["server.trusted_proxies"]),
             OwnHosts.of(boot["server.public_url"], boot["server.host"]), cookie_name)
 
+    async def _behind_front_door(self, scope, receive, send):
+        chain = self.direct_routes.chain_for(scope)
+        if chain is None:
+            return await Application.__call__(self, scope, receive, send)
+        return await self.direct_routes.serve(chain, scope, receive, send)
+
     async def __call__(self, scope, receive, send):
         if self.front_door is None:
-            return await super().__call__(scope, receive, send)
+            return await self._behind_front_door(scope, receive, send)
         return await self.front_door(scope, receive, send)

@@ -8,6 +8,7 @@ then the rate limit, so refused requests never use up the quota.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from blacksheep import Request, Response, Router
@@ -21,6 +22,7 @@ from app.http.bodies import (
     read_bytes,
     unstorable_at,
 )
+from app.http.direct_routes import DirectRoutes
 from app.http.errors import json_response
 from app.public_api import agent_calls, passthrough
 from app.public_api.agent_calls import AGENT_PREFIX
@@ -109,3 +111,10 @@ def register(router: Router) -> None:
     router.add_get("/v1/models", list_models)
     router.add_get("/v1/models/*", get_model)
     router.add_post("/v1/chat/completions", chat_completions)
+
+
+def register_direct(routes: DirectRoutes, svc: Services) -> None:
+    """Chat completions, most of a busy server's requests, answered before the router
+    with the services bound once (``app.http.direct_routes``); the router's route stays
+    for what the direct one does not take, and for the API's description."""
+    routes.add("POST", "/v1/chat/completions", functools.partial(chat_completions, svc=svc))
