@@ -215,6 +215,10 @@ class Player:
         if self._handed is not None or self._failure is not None:
             return self._handed is not None
         queue = self._queue
+        if not queue and self._keeps_busy and self._room is None:
+            # Nothing to say on a line kept busy: most slots of a call.
+            self.pacing.pause()
+            return self._send_silence()
         ticker = self._ticker
         due = self.pacing.due(ticker.slot if ticker is not None else 0) if queue else 0
         taken: list[tuple[int | None, bytes]] = []
@@ -239,11 +243,10 @@ class Player:
     def _send(self, taken: list[tuple[int | None, bytes]]) -> bool:
         """Send the slot's frames; False once the player failed."""
         write = self._write_now
-        speech = sum(utterance is not None for utterance, _ in taken)
         if write is None:
             # Sent by the task; later slots wait for it.
             self._handed = (self._generation, taken)
-            self.pacing.sent(speech)
+            self.pacing.sent(sum(utterance is not None for utterance, _ in taken))
             self._work.set()
             return True
         try:
@@ -251,16 +254,36 @@ class Player:
                 if not write(frame):
                     # The peer is behind: the rest waits for a later slot.
                     self._keep(taken[index:])
-                    self.slots_refused += 1
-                    self._refused_in_a_row += 1
-                    if self._refused_in_a_row * FRAME_SECONDS >= STALLED_SECONDS:
-                        self._fail(_stalled())
-                        return False
-                    return True
+                    return self._refused()
                 self._refused_in_a_row = 0
                 self._sent(utterance, frame)
         except Exception as exc:
             self._fail(exc)
+            return False
+        return True
+
+    def _send_silence(self) -> bool:
+        """``_send`` of one frame of silence, without the bookkeeping of speech."""
+        write = self._write_now
+        if write is None:
+            return self._send([(None, _SILENCE)])
+        try:
+            if not write(_SILENCE):
+                return self._refused()
+        except Exception as exc:
+            self._fail(exc)
+            return False
+        self._refused_in_a_row = 0
+        self.silence_sent += 1
+        return True
+
+    def _refused(self) -> bool:
+        """A slot the peer could not take; False once it has taken none for
+        ``STALLED_SECONDS`` (the player failed)."""
+        self.slots_refused += 1
+        self._refused_in_a_row += 1
+        if self._refused_in_a_row * FRAME_SECONDS >= STALLED_SECONDS:
+            self._fail(_stalled())
             return False
         return True
 

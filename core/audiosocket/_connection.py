@@ -130,6 +130,9 @@ class AudioSocketConnection:
         self._buffer = bytearray()
         self._events: list[Event] = []
         self._outgoing: list[bytes] = []
+        #: The last audio sent on the fast path, and its frame on the wire.
+        self._last_pcm: bytes | None = None
+        self._last_wire = b""
         self._error: RemoteProtocolError | None = None
 
     @property
@@ -175,8 +178,14 @@ class AudioSocketConnection:
         """Queue one outbound event; raises ``LocalProtocolError`` when the state does
         not allow it (audio before the identifier, anything after our hangup)."""
         if type(event) is SendAudio and self._state in _SENDING_AUDIO_STAYS:
-            # The common case, every 20 ms of a call: the table keeps the state.
-            self._outgoing.append(encode_frame(self._audio_kind, self._checked_audio(event.pcm)))
+            # The common case, every 20 ms of a call: the table keeps the state. The
+            # same audio again (the one frame of silence a quiet line is sent) is laid
+            # out once.
+            pcm = event.pcm
+            if pcm is not self._last_pcm:
+                self._last_wire = encode_frame(self._audio_kind, self._checked_audio(pcm))
+                self._last_pcm = pcm
+            self._outgoing.append(self._last_wire)
             return
         self._send_by_table(event)
 
@@ -221,6 +230,7 @@ class AudioSocketConnection:
         if isinstance(event, AudioReceived):
             # The caller's side chose its rate: we answer in the same kind from now on.
             self.rate, self._audio_kind = event.rate, audio_kind(event.rate)
+            self._last_pcm = None  # laid out in the kind before
         self._events.append(event)
         self._state = target
 

@@ -274,6 +274,18 @@ async def test_a_peer_that_reads_nothing_for_too_long_is_taken_as_gone(writes_at
     assert player.frames_sent == 4
 
 
+@pytest.mark.parametrize("writes_at_once", [True, False])
+async def test_a_busy_line_whose_peer_reads_none_of_its_silence_is_taken_as_gone(
+        writes_at_once, monkeypatch):
+    monkeypatch.setattr(playback, "STALLED_SECONDS", 0.1)
+    transport = BusyLineTransport("a", [], writes_at_once)
+    transport.stalled = True
+    player = Player(transport, lambda u, f: None)
+    with anyio.fail_after(5), pytest.raises(TransportBroken, match="read none"):
+        await player.run()  # nothing to say: only silence was ever offered
+    assert player.frames_sent == player.silence_sent == 0
+
+
 async def test_a_peer_that_is_slow_but_reads_is_never_taken_as_gone(monkeypatch):
     monkeypatch.setattr(playback, "STALLED_SECONDS", 0.1)
     log: list = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -91,14 +92,17 @@ _frames = st.one_of(
     # A header announcing more than the cap.
     st.just(bytes([Kind.AUDIO]) + (0xFFFF).to_bytes(2, "big")),
 )
+# "again" sends the very audio object sent last (as a quiet line is sent the one frame
+# of silence), whatever the rate has become since.
 _steps = st.lists(st.sampled_from(["bytes", "bytes", "bytes", "bytes", "audio", "short_audio",
-                                   "hangup", "eof"]), max_size=40)
+                                   "again", "again", "hangup", "eof"]), max_size=40)
 
 
 def _run(connection: AudioSocketConnection, chunks: list[bytes], steps: list[str]) -> list:
     """What the connection said after each step: events, errors, bytes, state, rate."""
     chunks = list(chunks)
     said = []
+    last_sent = bytes(frame_bytes(connection.rate))
     # Whatever the steps left unread is read at the end.
     for step in [*steps, *["bytes"] * len(chunks)]:
         outcome = None
@@ -111,9 +115,12 @@ def _run(connection: AudioSocketConnection, chunks: list[bytes], steps: list[str
                 connection.receive_data(b"")
             elif step == "hangup":
                 connection.send(SendHangup())
+            elif step == "again":
+                connection.send(SendAudio(last_sent))
             else:
                 size = frame_bytes(connection.rate) - (step == "short_audio")
-                connection.send(SendAudio(bytes(size)))
+                last_sent = bytes(size)
+                connection.send(SendAudio(last_sent))
         except RemoteProtocolError as exc:
             outcome = ("remote", str(exc), exc.hint)
         except LocalProtocolError as exc:
@@ -142,3 +149,15 @@ def test_the_fast_paths_say_what_the_tables_say(opens, frames, groups, cuts, ste
     chunks = _chunks(identifier + frames, groups, cuts)
     assert _run(AudioSocketConnection(), chunks, steps) == _run(TableOnly(), chunks, steps)
     assert _run(WholeFramesFirst(), chunks, steps) == _run(TableOnly(), chunks, steps)
+
+
+def test_audio_laid_out_before_the_rate_changed_is_checked_again():
+    connection = AudioSocketConnection()
+    connection.receive_data(frame(Kind.IDENTIFIER, uuid.UUID(int=1).bytes))
+    silence = bytes(frame_bytes(connection.rate))
+    connection.send(SendAudio(silence))
+    connection.send(SendAudio(silence))
+    assert connection.data_to_send() == 2 * frame(Kind.AUDIO, silence)
+    connection.receive_data(frame(Kind.AUDIO_SLIN16, bytes(640)))  # the caller's rate
+    with pytest.raises(LocalProtocolError, match="640 bytes"):
+        connection.send(SendAudio(silence))
