@@ -40,8 +40,8 @@ LIMIT 1
 """
 
 
-class ModelNotFound(NotFound):
-    code = "model_not_found"
+class ModelNotFound(NotFound, code="model_not_found"):
+    """The model does not exist, or the caller may not use it."""
 
 
 @dataclass(frozen=True, slots=True)
