@@ -18,6 +18,7 @@ from app.http.bodies import Body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import administrator
+from app.routes.collections import admin_deleting, admin_reading
 from app.services.tools import public_view, spec_view
 
 
@@ -65,9 +66,7 @@ async def create_tool(request: Request, svc: Services) -> Response:
     return json_response(201, public_view(row))
 
 
-async def get_tool(request: Request, svc: Services, tool_id: str) -> Response:
-    await administrator(request, svc)
-    return json_response(200, public_view(await svc.http_tools.find(tool_id)))
+get_tool = admin_reading("http_tools", "tool_id", public_view)
 
 
 @accepts(ToolChangeBody)
@@ -80,10 +79,7 @@ async def change_tool(request: Request, svc: Services, tool_id: str) -> Response
     return json_response(200, public_view(row))
 
 
-async def delete_tool(request: Request, svc: Services, tool_id: str) -> Response:
-    identity = await administrator(request, svc)
-    await svc.http_tools.delete(tool_id, actor=identity.account_id)
-    return Response(204)
+delete_tool = admin_deleting("http_tools", "tool_id")
 
 
 def register(router: Router) -> None:

@@ -10,7 +10,7 @@ from app.http.bodies import Body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import signed_in
-from app.routes.owned import reading
+from app.routes.collections import reading
 
 
 class NewAgentBody(Body):

@@ -19,7 +19,7 @@ from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import query_value, signed_in
 from app.http.query_values import whole_number
-from app.routes.owned import deleting, listing, reading
+from app.routes.collections import deleting, listing, reading
 from app.services.access import reach_of
 from app.services.libraries import MAX_DOCUMENT_BYTES, SEARCH_LIMIT_MAX, passage_view
 from core.documents import MEDIA_TYPES

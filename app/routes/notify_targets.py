@@ -21,7 +21,7 @@ from app.http.bodies import Body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import signed_in
-from app.routes.owned import deleting, reading
+from app.routes.collections import deleting, reading
 
 _SECRET_NOTICE = ("Copy signing_secret now: it will not be shown again. The receiver checks "
                   "X-Svc-Signature with it.")

@@ -13,6 +13,7 @@ from app.http.bodies import Body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import administrator, signed_in
+from app.routes.collections import admin_deleting, admin_listing, admin_reading
 from app.services.providers import public_view
 
 
@@ -37,9 +38,7 @@ class ProviderKeyBody(Body):
     api_key: str
 
 
-async def list_providers(request: Request, svc: Services) -> Response:
-    await administrator(request, svc)
-    return json_response(200, {"data": [public_view(r) for r in await svc.providers.list()]})
+list_providers = admin_listing("providers", public_view)
 
 
 @accepts(NewProviderBody)
@@ -50,9 +49,7 @@ async def create_provider(request: Request, svc: Services) -> Response:
     return json_response(201, public_view(row))
 
 
-async def get_provider(request: Request, svc: Services, provider_id: str) -> Response:
-    await administrator(request, svc)
-    return json_response(200, public_view(await svc.providers.find(provider_id)))
+get_provider = admin_reading("providers", "provider_id", public_view)
 
 
 @accepts(ProviderChangeBody)
@@ -66,10 +63,7 @@ async def change_provider(request: Request, svc: Services, provider_id: str) -> 
     return json_response(200, public_view(row))
 
 
-async def delete_provider(request: Request, svc: Services, provider_id: str) -> Response:
-    identity = await administrator(request, svc)
-    await svc.providers.delete(provider_id, actor=identity.account_id)
-    return Response(204)
+delete_provider = admin_deleting("providers", "provider_id")
 
 
 async def refresh_provider(request: Request, svc: Services, provider_id: str) -> Response:

@@ -1,4 +1,4 @@
-"""The read and delete routes made once for every collection an account keeps."""
+"""The list, read and delete routes made once for the collections many modules serve."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import inspect
 
 import pytest
 
-from app.routes.owned import deleting, listing, reading
+from app.routes.collections import deleting, listing, reading
 
 pytestmark = pytest.mark.anyio
 
