@@ -5,7 +5,8 @@ answers ``list(identity)``, ``get(identity, id)`` and ``delete(identity, id)``, 
 checking the caller's reach. What administrators manage (providers, HTTP tools,
 accounts): the service answers ``list()``, ``find(id)`` and ``delete(id, actor=...)``,
 and a view of the module's own shows a row. Either way list is 200 ``{"data": [...]}``,
-read is 200 with the item and delete is 204; creating and changing read a body of the
+read is 200 with the item and delete is 204 (a handler that returns nothing is
+answered 204 No Content by BlackSheep); creating and changing read a body of the
 collection's own, so those handlers stay in the collection's module.
 
 BlackSheep binds a route's values to a handler's parameters by name, passes them in
@@ -28,7 +29,7 @@ from app.bundle import Services
 from app.http.errors import json_response
 from app.http.guards import administrator, signed_in
 
-Answer = Callable[..., Awaitable[Response]]
+Answer = Callable[..., Awaitable[Response | None]]
 View = Callable[[dict[str, Any]], dict[str, Any]]
 
 
@@ -36,7 +37,7 @@ def _handler(name: str, answer: Answer, id_name: str | None = None) -> Answer:
     """``answer`` as a handler called ``name``, its ``item_id`` parameter (if it has one)
     called ``id_name`` as in the route's path."""
 
-    async def handler(*values: Any) -> Response:
+    async def handler(*values: Any) -> Response | None:
         return await answer(*values)
 
     def renamed(parameter: str) -> str:
@@ -73,9 +74,8 @@ def reading(service: str, id_name: str) -> Answer:
 def deleting(service: str, id_name: str) -> Answer:
     """``DELETE <collection>/{id_name}``: 204 once the item is gone."""
 
-    async def answer(request: Request, svc: Services, item_id: str) -> Response:
+    async def answer(request: Request, svc: Services, item_id: str) -> None:
         await getattr(svc, service).delete(await signed_in(request, svc), item_id)
-        return Response(204)
 
     return _handler(f"delete_{id_name.removesuffix('_id')}", answer, id_name)
 
@@ -104,9 +104,8 @@ def admin_deleting(service: str, id_name: str) -> Answer:
     """``DELETE <collection>/{id_name}`` for administrators: 204 once the row is gone, the
     deletion recorded as theirs."""
 
-    async def answer(request: Request, svc: Services, item_id: str) -> Response:
+    async def answer(request: Request, svc: Services, item_id: str) -> None:
         identity = await administrator(request, svc)
         await getattr(svc, service).delete(item_id, actor=identity.account_id)
-        return Response(204)
 
     return _handler(f"delete_{id_name.removesuffix('_id')}", answer, id_name)

@@ -129,10 +129,9 @@ async def get_document(request: Request, svc: Services, library_id: str,
 
 
 async def delete_document(request: Request, svc: Services, library_id: str,
-                          document_id: str) -> Response:
+                          document_id: str) -> None:
     identity = await signed_in(request, svc)
     await svc.libraries.delete_document(identity, library_id, document_id)
-    return Response(204)
 
 
 def _limit(request: Request) -> int:

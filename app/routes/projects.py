@@ -57,10 +57,9 @@ async def add_member(request: Request, svc: Services, project_id: str) -> Respon
 
 
 async def remove_member(request: Request, svc: Services, project_id: str,
-                        account_id: str) -> Response:
+                        account_id: str) -> None:
     identity = await signed_in(request, svc)
     await svc.projects.remove_member(identity, project_id, account_id)
-    return Response(204)
 
 
 def register(router: Router) -> None:

@@ -97,10 +97,9 @@ async def store_own_key(request: Request, svc: Services) -> Response:
     return json_response(201, {"data": await svc.providers.own_keys(identity.account_id)})
 
 
-async def delete_own_key(request: Request, svc: Services, key_id: str) -> Response:
+async def delete_own_key(request: Request, svc: Services, key_id: str) -> None:
     identity = await signed_in(request, svc)
     await svc.providers.delete_own_key(identity.account_id, key_id)
-    return Response(204)
 
 
 def register(router: Router) -> None:
