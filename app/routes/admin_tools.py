@@ -14,7 +14,7 @@ from typing import Any
 from blacksheep import Request, Response, Router
 
 from app.bundle import Services
-from app.http.bodies import Body, read_body
+from app.http.bodies import Body, change_body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import administrator
@@ -34,20 +34,10 @@ class NewToolBody(Body):
     usable_on_call: bool = False
 
 
-class ToolChangeBody(Body):
-    name: str | None = None
-    description: str | None = None
-    parameters: dict[str, Any] | None = None
-    url: str | None = None
-    method: str | None = None
-    secret_header_name: str | None = None
-    #: null removes the secret (and its header name)
-    secret_header_value: str | None = None
-    side_effecting: bool | None = None
-    usable_on_call: bool | None = None
+ToolChangeBody = change_body(NewToolBody, "ToolChangeBody")
 
-
-# Fields where null means "remove"; for the others null is no change.
+# Fields where null means "remove" (a null secret value removes its header name too);
+# for the others null is no change.
 _NULLABLE = ("secret_header_name", "secret_header_value")
 
 

@@ -13,7 +13,7 @@ from blacksheep import Request, Response, Router
 
 from app.bundle import Services
 from app.errors import Unprocessable
-from app.http.bodies import Body, read_body
+from app.http.bodies import Body, change_body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import break_glass, with_permission
@@ -56,21 +56,7 @@ class NewLineBody(Body):
     transfer_e164: str | None = None
 
 
-class LineChangeBody(Body):
-    e164: str | None = None
-    agent_id: str | None = None
-    owner_user_id: str | None = None
-    provider: str | None = None
-    label: str | None = None
-    greeting: str | None = None
-    notice: str | None = None
-    transcript_days: int | None = None
-    log_days: int | None = None
-    record_calls: bool | None = None
-    recording_days: int | None = None
-    enabled: bool | None = None
-    deliver_group_chat_id: str | None = None
-    transfer_e164: str | None = None
+LineChangeBody = change_body(NewLineBody, "LineChangeBody")
 
 
 class FeatureValueBody(Body):
@@ -138,10 +124,9 @@ async def change_line(request: Request, svc: Services, line_id: str) -> Response
     return json_response(200, await svc.telephony.lines.update(identity, line_id, _given(body)))
 
 
-async def release_line(request: Request, svc: Services, line_id: str) -> Response:
+async def release_line(request: Request, svc: Services, line_id: str) -> None:
     identity = await with_permission(request, svc, "telephony.manage")
     await svc.telephony.lines.delete(identity, line_id)
-    return Response(204)
 
 
 # -- the call log
