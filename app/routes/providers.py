@@ -14,6 +14,7 @@ from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import administrator, signed_in
 from app.routes.collections import admin_deleting, admin_listing, admin_reading
+from app.services.accounts import Identity
 from app.services.providers import public_view
 
 
@@ -84,9 +85,13 @@ async def list_enabled_providers(request: Request, svc: Services) -> Response:
                                          "models": list(r["models"] or ())} for r in rows]})
 
 
+async def _own_keys(svc: Services, identity: Identity, status: int = 200) -> Response:
+    """The caller's own keys: the list, and the answer to storing one."""
+    return json_response(status, {"data": await svc.providers.own_keys(identity.account_id)})
+
+
 async def list_own_keys(request: Request, svc: Services) -> Response:
-    identity = await signed_in(request, svc)
-    return json_response(200, {"data": await svc.providers.own_keys(identity.account_id)})
+    return await _own_keys(svc, await signed_in(request, svc))
 
 
 @accepts(ProviderKeyBody)
@@ -94,7 +99,7 @@ async def store_own_key(request: Request, svc: Services) -> Response:
     identity = await signed_in(request, svc)
     body = await read_body(request, ProviderKeyBody, svc.max_body_bytes)
     await svc.providers.set_own_key(identity.account_id, body.provider_id, body.api_key)
-    return json_response(201, {"data": await svc.providers.own_keys(identity.account_id)})
+    return await _own_keys(svc, identity, status=201)
 
 
 async def delete_own_key(request: Request, svc: Services, key_id: str) -> None:
