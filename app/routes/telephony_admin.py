@@ -21,10 +21,19 @@ from app.http.query_dates import checked_range, day_start, query_date
 from app.telephony.calls import DEFAULT_PAGE
 from app.telephony.features import checked_key
 from app.telephony.readiness import report
-from app.telephony.settings_resource import READ_ONLY_FIELDS
 
 
-class TelephonySettingsBody(Body):
+class TelephonySettingsReadBack(Body):
+    """The fields a read shows and a write ignores: accepted, so that a client may send
+    back what it read."""
+
+    effective_public_base_url: str | None = None
+    carrier_credential_set: bool | None = None
+    pbx_listening: bool | None = None
+    shared_secret_set: bool | None = None
+
+
+class TelephonySettingsBody(TelephonySettingsReadBack):
     provider: str | None = None
     public_base_url: str | None = None
     pbx_listen: str | None = None
@@ -32,11 +41,6 @@ class TelephonySettingsBody(Body):
     carrier_credential: str | None = None
     #: write-only: reads say only shared_secret_set
     shared_secret: str | None = None
-    # Read-only fields, accepted so a client may send back what it read; ignored.
-    effective_public_base_url: str | None = None
-    carrier_credential_set: bool | None = None
-    pbx_listening: bool | None = None
-    shared_secret_set: bool | None = None
 
 
 class NewLineBody(Body):
@@ -84,7 +88,8 @@ async def get_settings(request: Request, svc: Services) -> Response:
 async def put_settings(request: Request, svc: Services) -> Response:
     identity = await break_glass(request, svc)
     body = await read_body(request, TelephonySettingsBody, svc.max_body_bytes)
-    fields = {k: v for k, v in _given(body).items() if k not in READ_ONLY_FIELDS}
+    fields = {k: v for k, v in _given(body).items()
+              if k not in TelephonySettingsReadBack.model_fields}
     return json_response(200, await svc.telephony.resource.change(identity, fields))
 
 
