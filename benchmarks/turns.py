@@ -53,7 +53,7 @@ START, END = int(Heard.SPEECH_START), int(Heard.SPEECH_END)
 
 
 class Svc:
-    """svc's detector exactly as a call runs it: 8 kHz in, 16 kHz measured."""
+    """svc's detector exactly as a call runs it: the line's 8 kHz frames measured."""
 
     name = "svc"
     frame_s = 0.02
@@ -62,17 +62,16 @@ class Svc:
         self.dials = dials
 
     def run(self, audio: np.ndarray, played: np.ndarray | None):
-        detector = SpeechDetector(self.dials, 16000)
-        up = Resampler(RATE, 16000)
+        detector = SpeechDetector(self.dials, RATE)
         events = []
         for i in range(len(audio) // FRAME):
             if played is not None and i * FRAME < len(played):
                 detector.played(rms(played[i * FRAME:(i + 1) * FRAME].tobytes()))
-            frame = up.process(audio[i * FRAME:(i + 1) * FRAME].tobytes())
+            frame = audio[i * FRAME:(i + 1) * FRAME].tobytes()
             bits = detector.hear(rms(frame), zero_crossings(frame), len(frame) // 2)
             if bits:
                 end = (i + 1) * self.frame_s
-                events.append((end, bits, end - detector.since_onset / 16000 - PREROLL_S))
+                events.append((end, bits, end - detector.since_onset / RATE - PREROLL_S))
         return events
 
 

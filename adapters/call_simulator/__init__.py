@@ -12,6 +12,9 @@ Only the real wire protocols are used: the signalling endpoints over HTTP, the m
 WebSocket or the AudioSocket listener, with the wire formats of ``core``.
 """
 
+# The script's names are listed once, in its ``__all__``; the package offers them all,
+# and of the other modules what an operator or a test rings a line with.
+from adapters.call_simulator import script
 from adapters.call_simulator.audio import (
     AudioFileError,
     at_telephone_level,
@@ -20,39 +23,15 @@ from adapters.call_simulator.audio import (
 )
 from adapters.call_simulator.carrier import ring_carrier
 from adapters.call_simulator.pbx import ring_pbx
-from adapters.call_simulator.script import (
-    AwaitHangup,
-    AwaitSpeech,
-    Caller,
-    FutureEvent,
-    GoSilent,
-    Listen,
-    Pause,
-    Play,
-    Press,
-    Say,
-    Step,
-    prepare,
-)
+from adapters.call_simulator.script import *  # noqa: F403
 from adapters.call_simulator.session import CallReport, Reply, Timing, transcribe
 
 __all__ = [
+    *script.__all__,
     "AudioFileError",
-    "AwaitHangup",
-    "AwaitSpeech",
     "CallReport",
-    "Caller",
-    "FutureEvent",
-    "GoSilent",
-    "Listen",
-    "Pause",
-    "Play",
-    "Press",
     "Reply",
-    "Say",
-    "Step",
     "Timing",
-    "prepare",
     "read_wav",
     "ring_carrier",
     "ring_pbx",

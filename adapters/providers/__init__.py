@@ -6,29 +6,14 @@ bytes unchanged, for passthrough). Every failure is an ``UpstreamError`` (``erro
 whose ``status_code`` says what ``/v1`` should answer.
 """
 
-from adapters.providers.client import ProviderClient, Timeouts, Upstream
-from adapters.providers.errors import (
-    UpstreamDisconnected,
-    UpstreamError,
-    UpstreamProtocolError,
-    UpstreamStatusError,
-    UpstreamTimeout,
-    UpstreamUnavailable,
-    map_exceptions,
-)
-from adapters.providers.streams import ChunkStream, RawRelay
+# Each module's public names are listed once, in its ``__all__``, and offered here.
+from adapters.providers import client, errors, streams
+from adapters.providers.client import *  # noqa: F403
+from adapters.providers.errors import *  # noqa: F403
+from adapters.providers.streams import *  # noqa: F403
 
 __all__ = [
-    "ChunkStream",
-    "ProviderClient",
-    "RawRelay",
-    "Timeouts",
-    "Upstream",
-    "UpstreamDisconnected",
-    "UpstreamError",
-    "UpstreamProtocolError",
-    "UpstreamStatusError",
-    "UpstreamTimeout",
-    "UpstreamUnavailable",
-    "map_exceptions",
+    *client.__all__,
+    *errors.__all__,
+    *streams.__all__,
 ]

@@ -12,24 +12,10 @@ The protocols and the error are in ``base.py``; every engine raises only
 Build the engines a call uses with ``app.telephony.speech_engines.engines_for_calls``.
 """
 
-from adapters.speech.base import (
-    RECOGNITION_RATES,
-    SYNTHESIS_RATES,
-    Recogniser,
-    SpeechTimeouts,
-    SpeechUnavailable,
-    Synthesiser,
-    TurnDetector,
-    whole_samples,
-)
+# Each module's public names are listed once, in its ``__all__``, and offered here.
+from adapters.speech import base
+from adapters.speech.base import *  # noqa: F403
 
 __all__ = [
-    "RECOGNITION_RATES",
-    "SYNTHESIS_RATES",
-    "Recogniser",
-    "SpeechTimeouts",
-    "SpeechUnavailable",
-    "Synthesiser",
-    "TurnDetector",
-    "whole_samples",
+    *base.__all__,
 ]

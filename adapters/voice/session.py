@@ -2,15 +2,15 @@
 
 ``run_call`` drives ``core.voice.CallConversation`` for one answered call:
 
-* caller audio from the transport (8 kHz PCM) is resampled to the recognition rate
-  (``kernels.resample``), measured (``kernels.energy``) for the speech detector
-  (``core.voice.SpeechDetector``, the ``voice.phone.*`` dials; it also hears the
-  level of each frame played), kept for the turn while the conversation captures, and
-  fed to the conversation. Speech is kept from its first frame with a pre-roll before
-  it, also when it starts over the agent or while the answer is still being written;
+* caller audio from the transport (8 kHz PCM) is measured (``kernels.energy``) for
+  the speech detector (``core.voice.SpeechDetector``, the ``voice.phone.*`` dials; it
+  also hears the level of each frame played), kept for the turn while the
+  conversation captures, and fed to the conversation. Speech is kept from its first
+  frame with a pre-roll before it, also when it starts over the agent or while the
+  answer is still being written;
 * the conversation's actions are carried out: the opening and each answer are
   synthesised, resampled to 8 kHz, framed and played every 20 ms (``Player``); a turn
-  is recognised, judged by the turn detector, and given to the agent; a barge-in stops
+  is resampled to the recognition rate (``kernels.resample``), recognised, judged by the turn detector, and given to the agent; a barge-in stops
   playback at once;
 * when the line records, both sides go to the recorder step by step; a recorder that
   fails is dropped, ``on_recording_failed`` is told, and the call goes on;
@@ -47,40 +47,8 @@ from adapters.voice.transport import (
     CallTransport,
     TransportBroken,
 )
+from core import voice
 from core.call_outcome import CallInput
-from core.voice import (
-    MAX_TURN_SECONDS,
-    ONSET_LOOKBACK_MS,
-    OPENING_UTTERANCE,
-    Action,
-    CallConversation,
-    CallerAudio,
-    CallerHungUp,
-    CaptureTurn,
-    ConnectionLost,
-    DropTurn,
-    EndCall,
-    Input,
-    JudgeTurn,
-    KeyEntry,
-    KeysPressed,
-    Phase,
-    PhoneDials,
-    Recognise,
-    RecognitionFailed,
-    Respond,
-    Heard,
-    SentenceSplitter,
-    Speak,
-    SpeechDetector,
-    SpeechFailed,
-    SpeechFinished,
-    SpeechPlaying,
-    StopSpeaking,
-    Transcribed,
-    TurnJudgeFailed,
-    TurnJudged,
-)
 from kernels.energy import rms, zero_crossings
 from kernels.resample import Resampler
 
@@ -96,7 +64,7 @@ PREROLL_SECONDS = 0.5
 #: (and the detector may date an onset back by up to ``ONSET_LOOKBACK_MS`` more).
 ONSET_SLACK_SECONDS = 0.2
 # The detector's bits as plain ints: IntFlag arithmetic is slow for every frame.
-_SPEECH_START, _SPEECH_END, _BARGE_IN = (int(bit) for bit in Heard)
+_SPEECH_START, _SPEECH_END, _BARGE_IN = (int(bit) for bit in voice.Heard)
 #: Line audio waiting for the caller's matching step in the recording, at most.
 MAX_RECORDING_LAG_BYTES = 5 * LINE_RATE * 2
 #: Time left to send our hangup once the call is over.
@@ -106,8 +74,8 @@ HANG_UP_SECONDS = 2.0
 AUDIBLE_RMS = 0.001
 #: Where a finished key entry is answered; in the others (the opening, an answer
 #: playing) it waits for the conversation to listen again.
-_ANSWERS_KEYS = frozenset({Phase.LISTENING, Phase.HEARING, Phase.RECOGNISING,
-                           Phase.JUDGING, Phase.HOLDING})
+_ANSWERS_KEYS = frozenset({voice.Phase.LISTENING, voice.Phase.HEARING, voice.Phase.RECOGNISING,
+                           voice.Phase.JUDGING, voice.Phase.HOLDING})
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +122,7 @@ class CallSetup:
     """What a session needs to know of its call."""
 
     opening: str
-    dials: PhoneDials = PhoneDials()
+    dials: voice.PhoneDials = voice.PhoneDials()
     #: The recogniser's rate: 8000 or 16000 (spec: "Prerequisites").
     recognition_rate: int = 16000
 
@@ -162,7 +130,8 @@ class CallSetup:
 async def run_call(transport: CallTransport, engines: CallEngines, agent: CallAgent,
                    setup: CallSetup, *, recorder: Recorder | None = None,
                    on_recording_failed: Callable[[], Awaitable[None]] | None = None,
-                   on_end: Callable[[EndCall], Awaitable[None]] | None = None) -> EndCall:
+                   on_end: Callable[[voice.EndCall], Awaitable[None]] | None = None,
+                   ) -> voice.EndCall:
     """Run the call until it ends; returns how it ended.
 
     ``on_end`` is awaited as soon as the end is decided and before our side hangs up,
@@ -201,7 +170,7 @@ class _CallSession:
     def __init__(self, transport: CallTransport, engines: CallEngines, agent: CallAgent,
                  setup: CallSetup, recorder: Recorder | None,
                  on_recording_failed: Callable[[], Awaitable[None]] | None,
-                 on_end: Callable[[EndCall], Awaitable[None]] | None) -> None:
+                 on_end: Callable[[voice.EndCall], Awaitable[None]] | None) -> None:
         self.transport = transport
         self.on_end = on_end
         self.engines = engines
@@ -209,14 +178,17 @@ class _CallSession:
         self.setup = setup
         self.recorder = recorder
         self.on_recording_failed = on_recording_failed
-        dials, rate = setup.dials, setup.recognition_rate
-        self.conversation = CallConversation(
+        dials = setup.dials
+        self.conversation = voice.CallConversation(
             setup.opening, dials, turn_detection=engines.turn_detector is not None)
-        self.detector = SpeechDetector(dials, rate)
-        self.to_recognition = Resampler(LINE_RATE, rate) if rate != LINE_RATE else None
+        # The caller's audio is heard and kept at the line's rate; only a turn sent to
+        # the recogniser is converted to its rate, once, rather than every frame of a
+        # call at the cost of every frame.
+        rate = LINE_RATE
+        self.detector = voice.SpeechDetector(dials, rate)
         self.player = Player(transport, self._frame_sent)
         self.clock = loop_clock()  # read per frame: the loop's own, not through sniffio
-        onset_ms = max(dials.min_speech_ms, dials.barge_min_ms) + ONSET_LOOKBACK_MS
+        onset_ms = max(dials.min_speech_ms, dials.barge_min_ms) + voice.ONSET_LOOKBACK_MS
         preroll_bytes = int((onset_ms / 1000 + PREROLL_SECONDS + ONSET_SLACK_SECONDS) * rate) * 2
         self.preroll: deque[bytes] = deque()
         self.preroll_bytes, self.preroll_limit = 0, preroll_bytes
@@ -225,17 +197,17 @@ class _CallSession:
         #: The caller's speech since its onset (with the pre-roll) while no turn is
         #: captured: speech over the agent's answer becomes the next turn from its start.
         self.speech_audio: bytearray | None = None
-        self.turn_limit = int(MAX_TURN_SECONDS * rate) * 2
+        self.turn_limit = int(voice.MAX_TURN_SECONDS * rate) * 2
         self.line_pending = bytearray()  # line audio not yet paired with caller audio
         self.muted: set[int] = set()  # answers the caller talked over
-        self.last_answer = OPENING_UTTERANCE  # the answer most recently begun
+        self.last_answer = voice.OPENING_UTTERANCE  # the answer most recently begun
         self.playing: int | None = None  # the utterance whose frames are going out
         #: When the caller last stopped speaking or finished a key entry: where the
         #: next turn's timings count from.
         self.turn_ended_at: float | None = None
         #: When each answer's first frame went out, by utterance.
         self.first_audio_at: dict[int, float] = {}
-        self.keys = KeyEntry()
+        self.keys = voice.KeyEntry()
         self.entries: deque[str] = deque()  # finished key entries not yet answered
         self.reply_lock = anyio.Lock()
         self.ended = anyio.Event()
@@ -245,7 +217,7 @@ class _CallSession:
 
     # -- the loop
 
-    async def run(self) -> EndCall:
+    async def run(self) -> voice.EndCall:
         try:
             async with anyio.create_task_group() as tasks:
                 self.tasks = tasks
@@ -266,7 +238,7 @@ class _CallSession:
             self.player.forget_listener()
         return ending
 
-    async def _ended(self, ending: EndCall) -> None:
+    async def _ended(self, ending: voice.EndCall) -> None:
         if self.on_end is not None:
             try:
                 await self.on_end(ending)
@@ -293,17 +265,17 @@ class _CallSession:
             await work()
         except TransportBroken as exc:
             log.info("audio connection broke %s: %s", doing, exc)
-            self._feed(ConnectionLost())
+            self._feed(voice.ConnectionLost())
 
-    def _feed(self, given: Input) -> None:
+    def _feed(self, given: voice.Input) -> None:
         """Give the conversation one input and carry out what it decides."""
         self._carry_out(self.conversation.handle(given, self.clock()))
 
-    def _carry_out(self, actions: list[Action]) -> None:
+    def _carry_out(self, actions: list[voice.Action]) -> None:
         for action in actions:
             _ACTIONS[type(action)](self, action)
         if self.entries and self.conversation.phase in _ANSWERS_KEYS:
-            self._feed(KeysPressed(self.entries.popleft()))
+            self._feed(voice.KeysPressed(self.entries.popleft()))
         self._check_timer()
 
     def _check_timer(self) -> None:
@@ -337,22 +309,21 @@ class _CallSession:
     async def _read(self) -> None:
         try:
             await self.transport.relay(self._caller_audio, self._caller_key)
-            self._feed(CallerHungUp())
+            self._feed(voice.CallerHungUp())
         except TransportBroken as exc:
             log.info("audio connection broke: %s", exc)
-            self._feed(ConnectionLost())
+            self._feed(voice.ConnectionLost())
 
     def _caller_audio(self, pcm: bytes) -> None:
         self._record(pcm)
-        audio = self.to_recognition.process(pcm) if self.to_recognition else pcm
-        events = self.detector.hear(rms(audio), zero_crossings(audio), len(audio) // 2)
-        self._keep(audio, events)
+        events = self.detector.hear(rms(pcm), zero_crossings(pcm), len(pcm) // 2)
+        self._keep(pcm, events)
         if not events:
             self.conversation.hear_quiet(self.clock())  # no action, no earlier deadline
             return
         if events & _SPEECH_END:
             self.turn_ended_at = self.clock()
-        self._feed(CallerAudio(bool(events & _SPEECH_START), bool(events & _SPEECH_END),
+        self._feed(voice.CallerAudio(bool(events & _SPEECH_START), bool(events & _SPEECH_END),
                                bool(events & _BARGE_IN)))
 
     def _keep(self, audio: bytes, events: int) -> None:
@@ -396,7 +367,7 @@ class _CallSession:
         if utterance != self.playing and utterance not in self.muted:
             self.playing = utterance  # told once, at the first frame of each utterance
             self.first_audio_at.setdefault(utterance, self.clock())
-            self._feed(SpeechPlaying(utterance))
+            self._feed(voice.SpeechPlaying(utterance))
         if self.recorder is not None and len(self.line_pending) < MAX_RECORDING_LAG_BYTES:
             self.line_pending += frame
 
@@ -438,29 +409,29 @@ class _CallSession:
 
     # -- actions
 
-    def _speak(self, action: Speak) -> None:
+    def _speak(self, action: voice.Speak) -> None:
         assert self.tasks is not None
         self.tasks.start_soon(_letting_go, self._say_opening, action.text)
 
-    def _capture(self, action: CaptureTurn) -> None:
+    def _capture(self, action: voice.CaptureTurn) -> None:
         speech, self.speech_audio = self.speech_audio, None
         self.turn_audio = speech if speech is not None else bytearray(b"".join(self.preroll))
         self.preroll.clear()
         self.preroll_bytes = 0
 
-    def _drop(self, action: DropTurn | None = None) -> None:
+    def _drop(self, action: voice.DropTurn | None = None) -> None:
         self.turn_audio = None
 
-    def _recognise(self, action: Recognise) -> None:
+    def _recognise(self, action: voice.Recognise) -> None:
         assert self.tasks is not None
         audio = bytes(self.turn_audio or b"")
         self.tasks.start_soon(_letting_go, self._transcribe, action.request, audio)
 
-    def _judge(self, action: JudgeTurn) -> None:
+    def _judge(self, action: voice.JudgeTurn) -> None:
         assert self.tasks is not None
         self.tasks.start_soon(_letting_go, self._ask_detector, action.request, action.transcript)
 
-    def _respond(self, action: Respond) -> None:
+    def _respond(self, action: voice.Respond) -> None:
         assert self.tasks is not None
         self._drop()
         self.last_answer = action.utterance
@@ -468,13 +439,13 @@ class _CallSession:
         self.tasks.start_soon(_letting_go, self._answer, action.utterance, action.transcript,
                               self.clock() if heard is None else heard)
 
-    def _stop_speaking(self, action: StopSpeaking) -> None:
+    def _stop_speaking(self, action: voice.StopSpeaking) -> None:
         assert self.tasks is not None
         self.muted.add(self.last_answer)
         self.player.stop()
         self.tasks.start_soon(_letting_go, self._stop_playback)
 
-    def _end(self, action: EndCall) -> None:
+    def _end(self, action: voice.EndCall) -> None:
         self.player.stop()
         self.ended.set()
 
@@ -482,11 +453,11 @@ class _CallSession:
 
     async def _say_opening(self, text: str) -> None:
         # spec: "Opening of every call" — fail-closed: a notice not heard is not said.
-        if not await self._synthesise(OPENING_UTTERANCE, text, must_sound=True):
-            self._feed(SpeechFailed(OPENING_UTTERANCE))
+        if not await self._synthesise(voice.OPENING_UTTERANCE, text, must_sound=True):
+            self._feed(voice.SpeechFailed(voice.OPENING_UTTERANCE))
             return
-        await self.player.finished(OPENING_UTTERANCE).wait()
-        self._feed(SpeechFinished(OPENING_UTTERANCE))
+        await self.player.finished(voice.OPENING_UTTERANCE).wait()
+        self._feed(voice.SpeechFinished(voice.OPENING_UTTERANCE))
 
     async def _synthesise(self, utterance: int, text: str, *, must_sound: bool = False) -> bool:
         """Speak ``text`` into the player; False when synthesis was unavailable, or,
@@ -519,13 +490,16 @@ class _CallSession:
         return True
 
     async def _transcribe(self, request: int, audio: bytes) -> None:
+        rate = self.setup.recognition_rate
+        if rate != LINE_RATE:
+            audio = Resampler(LINE_RATE, rate).process(audio)
         try:
-            text = await self.engines.recogniser.transcribe(audio, self.setup.recognition_rate)
+            text = await self.engines.recogniser.transcribe(audio, rate)
         except Exception:
             log.warning("recognition unavailable", exc_info=True)
-            self._feed(RecognitionFailed(request))
+            self._feed(voice.RecognitionFailed(request))
             return
-        self._feed(Transcribed(request, text if isinstance(text, str) else ""))
+        self._feed(voice.Transcribed(request, text if isinstance(text, str) else ""))
 
     async def _ask_detector(self, request: int, transcript: str) -> None:
         detector = self.engines.turn_detector
@@ -537,9 +511,9 @@ class _CallSession:
             except Exception:
                 log.warning("turn detection unavailable; not asked again this call",
                             exc_info=True)
-                self._feed(TurnJudgeFailed(request))
+                self._feed(voice.TurnJudgeFailed(request))
                 return
-            self._feed(TurnJudged(request, probability))
+            self._feed(voice.TurnJudged(request, probability))
 
     async def _answer(self, utterance: int, transcript: str, heard: float) -> None:
         # Answers are given one after another: a talked-over answer finishes first.
@@ -563,9 +537,9 @@ class _CallSession:
                 first_audio - heard if first_audio is not None else None,
                 self.clock() - heard))
             if not spoke:
-                self._feed(SpeechFailed(utterance))
+                self._feed(voice.SpeechFailed(utterance))
                 return
-            self._feed(SpeechFinished(utterance, self.agent.ending()))
+            self._feed(voice.SpeechFinished(utterance, self.agent.ending()))
 
     async def _timed(self, timings: TurnTimings) -> None:
         try:
@@ -575,7 +549,7 @@ class _CallSession:
 
     async def _write_answer(self, transcript: str, waited: float, sentences: Any,
                             written: list[float]) -> None:
-        splitter = SentenceSplitter()
+        splitter = voice.SentenceSplitter()
         async with sentences:
             try:
                 async with _closing(self.agent.answer(transcript, waited)) as pieces:
@@ -592,12 +566,12 @@ class _CallSession:
 
 
 _ACTIONS: dict[type, Callable[[_CallSession, Any], None]] = {
-    Speak: _CallSession._speak,
-    CaptureTurn: _CallSession._capture,
-    DropTurn: _CallSession._drop,
-    Recognise: _CallSession._recognise,
-    JudgeTurn: _CallSession._judge,
-    Respond: _CallSession._respond,
-    StopSpeaking: _CallSession._stop_speaking,
-    EndCall: _CallSession._end,
+    voice.Speak: _CallSession._speak,
+    voice.CaptureTurn: _CallSession._capture,
+    voice.DropTurn: _CallSession._drop,
+    voice.Recognise: _CallSession._recognise,
+    voice.JudgeTurn: _CallSession._judge,
+    voice.Respond: _CallSession._respond,
+    voice.StopSpeaking: _CallSession._stop_speaking,
+    voice.EndCall: _CallSession._end,
 }

@@ -6,18 +6,12 @@ events; outbound audio and hangup go in through ``send`` and leave as bytes thro
 ``AudioSocketClient`` is the telephone system's side, for simulating calls.
 """
 
-from ._client import AudioSocketClient, ClientState
-from ._connection import AudioSocketConnection, ConnectionState, Reaction
-from ._events import (
-    AudioReceived,
-    DtmfReceived,
-    ErrorReceived,
-    Event,
-    HangupReceived,
-    IdentifierReceived,
-    SendAudio,
-    SendHangup,
-)
+# Each module's public names are listed once, in its ``__all__``; the package offers
+# them all, and of the wire format what a caller of the machine needs.
+from . import _client, _connection, _events
+from ._client import *  # noqa: F403
+from ._connection import *  # noqa: F403
+from ._events import *  # noqa: F403
 from ._wire import (
     AUDIO_FRAME_BYTES,
     AUDIO_KIND_RATES,
@@ -29,24 +23,14 @@ from ._wire import (
 )
 
 __all__ = [
+    *_client.__all__,
+    *_connection.__all__,
+    *_events.__all__,
     "AUDIO_FRAME_BYTES",
     "AUDIO_KIND_RATES",
     "MAX_PAYLOAD_BYTES",
-    "AudioReceived",
-    "AudioSocketClient",
-    "AudioSocketConnection",
-    "ClientState",
-    "ConnectionState",
-    "DtmfReceived",
     "ErrorCode",
-    "ErrorReceived",
-    "Event",
-    "HangupReceived",
-    "IdentifierReceived",
     "Kind",
-    "Reaction",
-    "SendAudio",
-    "SendHangup",
     "audio_kind",
     "frame_bytes",
 ]

@@ -23,6 +23,7 @@ from typing import Any, Mapping
 from ..errors import LocalProtocolError, RemoteProtocolError
 from ..playout import Played, Playout
 from ._codec import MAX_MESSAGE_BYTES, CloseCode, _object, _parse_json, _text, remote_error
+from ._side import StreamSide
 
 __all__ = [
     "AudioArrived",
@@ -75,7 +76,7 @@ class ClearArrived:
 ClientEvent = AudioArrived | MarkArrived | ClearArrived
 
 
-class CarrierStreamClient:
+class CarrierStreamClient(StreamSide):
     """Sans-IO carrier side of one media WebSocket.
 
     Write each string of ``data_to_send()`` as one text message (``connected`` and
@@ -83,6 +84,8 @@ class CarrierStreamClient:
     caller's next frame and ``play`` for what the caller hears in that frame; feed
     each text message read to ``receive_text``. ``stop`` ends the stream.
     """
+
+    _FAILED = ClientStreamState.FAILED
 
     def __init__(self, *, stream_sid: str, call_sid: str, account_sid: str,
                  custom_parameters: Mapping[str, str]) -> None:
@@ -157,27 +160,10 @@ class CarrierStreamClient:
         events, self._events = self._events, []
         return events
 
-    def receive_text(self, text: str) -> None:
-        """Feed one text message from the service. Raises ``RemoteProtocolError``
-        (``hint``: the ``CloseCode``) for anything the carrier would not take."""
-        if self._error is not None:
-            raise self._error
+    def _take_text(self, text: str) -> None:
         if self._state is not ClientStreamState.STREAMING:
             return  # after stop the carrier reads nothing more
-        try:
-            self._accept(text)
-        except RemoteProtocolError as exc:
-            self._state = ClientStreamState.FAILED
-            self._error = exc
-            raise
-
-    def receive_binary(self, data: bytes) -> None:
-        """A binary message: the stream carries only text."""
-        if self._error is None:
-            self._state = ClientStreamState.FAILED
-            self._error = remote_error(f"binary message of {len(data)} bytes",
-                                       CloseCode.UNSUPPORTED_DATA)
-        raise self._error
+        self._accept(text)
 
     def _accept(self, text: str) -> None:
         if len(text.encode("utf-8", "surrogatepass")) > MAX_MESSAGE_BYTES:

@@ -13,7 +13,6 @@ import enum
 
 from ..errors import LocalProtocolError, RemoteProtocolError
 from ._codec import (
-    CloseCode,
     MarkEcho,
     UnknownEvent,
     decode_message,
@@ -35,6 +34,7 @@ from ._events import (
     StreamStarted,
     StreamStopped,
 )
+from ._side import StreamSide
 
 __all__ = ["CarrierConnection", "StreamState"]
 
@@ -82,7 +82,7 @@ _OUTBOUND: dict[tuple[StreamState, type], StreamState] = {
 _MARKS_RETURN_IN = frozenset(state for state, kind in _INBOUND if kind is MarkEcho)
 
 
-class CarrierConnection:
+class CarrierConnection(StreamSide):
     """Sans-IO server side of one carrier media WebSocket.
 
     The carrier sends ``StreamConnected`` then ``StreamStarted`` (redeem the ticket in
@@ -91,6 +91,8 @@ class CarrierConnection:
     does not know, and a mark it never sent, become ``MessageIgnored`` and change
     nothing: neither is a reason to end a call.
     """
+
+    _FAILED = StreamState.FAILED
 
     def __init__(self) -> None:
         self._state = StreamState.OPENED
@@ -117,28 +119,9 @@ class CarrierConnection:
         """Marks whose audio is still queued at the carrier, oldest first."""
         return tuple(self._pending_marks)
 
-    def receive_text(self, text: str) -> None:
-        """Feed one whole text message. Raises ``RemoteProtocolError`` whose ``hint``
-        is the ``CloseCode`` to close with; later calls raise it again."""
-        if self._error is not None:
-            raise self._error
-        try:
-            inbound = decode_message(text)
-            self._accept(inbound.stream_sid, inbound.event)
-        except RemoteProtocolError as exc:
-            self._state = StreamState.FAILED
-            self._error = exc
-            raise
-
-    def receive_binary(self, data: bytes) -> None:
-        """A binary message: Media Streams speaks only text, so this always fails."""
-        if self._error is None:
-            self._state = StreamState.FAILED
-            self._error = remote_error(
-                f"binary message of {len(data)} bytes; the stream carries only text",
-                CloseCode.UNSUPPORTED_DATA,
-            )
-        raise self._error
+    def _take_text(self, text: str) -> None:
+        inbound = decode_message(text)
+        self._accept(inbound.stream_sid, inbound.event)
 
     def events_received(self) -> list[Event]:
         """Return and forget the events received so far, oldest first."""

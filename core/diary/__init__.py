@@ -18,71 +18,16 @@ grid across clock changes), ``_speech`` (words and references), ``_appointments`
 (the state machine and the change-by-telephone rule).
 """
 
-from ._appointments import (
-    LIVE_STATES,
-    MAX_CHANGE_ATTEMPTS,
-    TRANSITIONS,
-    Appointment,
-    AppointmentEffect,
-    AppointmentInput,
-    AppointmentState,
-    ChangeDecision,
-    ChangeGate,
-    may_change,
-    transition,
-)
-from ._hours import (
-    HORIZON_DAYS_RANGE,
-    LEAD_MINUTES_RANGE,
-    SLOT_MINUTES_RANGE,
-    WEEKDAYS,
-    Diary,
-    DiaryError,
-    OpeningPeriod,
-    parse_diary,
-)
-from ._slots import Slot, SlotVerdict, check_slot, ends_at_for, free_slots, slot_is_bookable
-from ._speech import (
-    REFERENCE_ALPHABET,
-    REFERENCE_BYTES,
-    REFERENCE_LENGTH,
-    normalise_reference,
-    reference_from,
-    show_in_zone,
-    speak_time,
-)
+# Each module's public names are listed once, in its ``__all__``, and offered here.
+from . import _appointments, _hours, _slots, _speech
+from ._appointments import *  # noqa: F403
+from ._hours import *  # noqa: F403
+from ._slots import *  # noqa: F403
+from ._speech import *  # noqa: F403
 
 __all__ = [
-    "HORIZON_DAYS_RANGE",
-    "LEAD_MINUTES_RANGE",
-    "LIVE_STATES",
-    "MAX_CHANGE_ATTEMPTS",
-    "REFERENCE_ALPHABET",
-    "REFERENCE_BYTES",
-    "REFERENCE_LENGTH",
-    "SLOT_MINUTES_RANGE",
-    "TRANSITIONS",
-    "WEEKDAYS",
-    "Appointment",
-    "AppointmentEffect",
-    "AppointmentInput",
-    "AppointmentState",
-    "ChangeDecision",
-    "ChangeGate",
-    "Diary",
-    "DiaryError",
-    "OpeningPeriod",
-    "Slot",
-    "SlotVerdict",
-    "check_slot",
-    "ends_at_for",
-    "free_slots",
-    "may_change",
-    "normalise_reference",
-    "parse_diary",
-    "reference_from",
-    "show_in_zone",
-    "slot_is_bookable",
-    "speak_time",
-    "transition",
+    *_appointments.__all__,
+    *_hours.__all__,
+    *_slots.__all__,
+    *_speech.__all__,
 ]

@@ -13,34 +13,14 @@ Peers' mistakes raise ``core.errors.RemoteProtocolError``; ours (a frame out of 
 raise ``core.errors.LocalProtocolError``.
 """
 
-from core.sse._encoder import ChunkEncoder, EncoderState, assemble_completion
-from core.sse._openai import (
-    DONE,
-    StreamTally,
-    asking_usage,
-    decode_chat_event,
-    decode_json_object,
-    is_usage_chunk,
-    model_ids,
-    upstream_error_message,
-    usage_asked,
-)
-from core.sse._parser import MAX_EVENT_BYTES, SSEParser, ServerSentEvent
+# Each module's public names are listed once, in its ``__all__``, and offered here.
+from core.sse import _encoder, _openai, _parser
+from core.sse._encoder import *  # noqa: F403
+from core.sse._openai import *  # noqa: F403
+from core.sse._parser import *  # noqa: F403
 
 __all__ = [
-    "DONE",
-    "MAX_EVENT_BYTES",
-    "ChunkEncoder",
-    "EncoderState",
-    "SSEParser",
-    "ServerSentEvent",
-    "StreamTally",
-    "asking_usage",
-    "assemble_completion",
-    "decode_chat_event",
-    "decode_json_object",
-    "is_usage_chunk",
-    "model_ids",
-    "upstream_error_message",
-    "usage_asked",
+    *_encoder.__all__,
+    *_openai.__all__,
+    *_parser.__all__,
 ]

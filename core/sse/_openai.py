@@ -21,10 +21,13 @@ from core.sse._parser import ServerSentEvent
 __all__ = [
     "DONE",
     "StreamTally",
+    "asking_usage",
     "decode_chat_event",
     "decode_json_object",
+    "is_usage_chunk",
     "model_ids",
     "upstream_error_message",
+    "usage_asked",
 ]
 
 

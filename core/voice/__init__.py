@@ -11,82 +11,27 @@ The adapter (``adapters.voice``) owns the audio, the engines and the clock; it f
 the machine and carries out its actions.
 """
 
-from ._conversation import OPENING_UTTERANCE, CallConversation, Phase
-from ._dials import (
-    END_OF_TURN_PROBABILITY,
-    MAX_TURN_SECONDS,
-    PEER_SILENCE_SECONDS,
-    TURN_HOLD_FACTOR,
-    PhoneDials,
-)
-from ._events import (
-    Action,
-    CallerAudio,
-    CallerHungUp,
-    CaptureTurn,
-    ConnectionLost,
-    DropTurn,
-    EndCall,
-    Input,
-    JudgeTurn,
-    KeysPressed,
-    Recognise,
-    RecognitionFailed,
-    Respond,
-    Speak,
-    SpeechFailed,
-    SpeechFinished,
-    SpeechPlaying,
-    StopSpeaking,
-    Transcribed,
-    TurnJudgeFailed,
-    TurnJudged,
-)
+# Each module's public names are listed once, in its ``__all__``; the package offers
+# them all, and only some of the detector's and keypad's.
+from . import _conversation, _dials, _events, _opening, _sentences
+from ._conversation import *  # noqa: F403
+from ._dials import *  # noqa: F403
+from ._events import *  # noqa: F403
 from ._hearing import ONSET_LOOKBACK_MS, Heard, SpeechDetector
 from ._keys import KEY_PAUSE_SECONDS, KeyEntry, keys_text
-from ._sentences import MAX_SENTENCE_CHARS, SentenceSplitter
-from ._opening import RECORDING_SENTENCE, STANDARD_NOTICE, compose_opening, notice_in_force
+from ._opening import *  # noqa: F403
+from ._sentences import *  # noqa: F403
 
 __all__ = [
-    "END_OF_TURN_PROBABILITY",
-    "MAX_SENTENCE_CHARS",
-    "MAX_TURN_SECONDS",
-    "ONSET_LOOKBACK_MS",
-    "OPENING_UTTERANCE",
-    "PEER_SILENCE_SECONDS",
-    "RECORDING_SENTENCE",
-    "STANDARD_NOTICE",
-    "TURN_HOLD_FACTOR",
-    "Action",
-    "CallConversation",
-    "CallerAudio",
-    "CallerHungUp",
-    "CaptureTurn",
-    "ConnectionLost",
-    "DropTurn",
-    "EndCall",
-    "Heard",
-    "Input",
-    "JudgeTurn",
+    *_conversation.__all__,
+    *_dials.__all__,
+    *_events.__all__,
+    *_opening.__all__,
+    *_sentences.__all__,
     "KEY_PAUSE_SECONDS",
+    "ONSET_LOOKBACK_MS",
+    "Heard",
     "KeyEntry",
-    "KeysPressed",
-    "Phase",
-    "PhoneDials",
-    "Recognise",
-    "RecognitionFailed",
-    "Respond",
-    "SentenceSplitter",
-    "Speak",
     "SpeechDetector",
-    "SpeechFailed",
-    "SpeechFinished",
-    "SpeechPlaying",
-    "StopSpeaking",
-    "Transcribed",
-    "TurnJudgeFailed",
-    "TurnJudged",
-    "compose_opening",
     "keys_text",
-    "notice_in_force",
 ]

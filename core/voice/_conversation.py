@@ -29,31 +29,9 @@ from collections.abc import Callable
 
 from ..call_outcome import CallInput
 from ._dials import END_OF_TURN_PROBABILITY, MAX_TURN_SECONDS, PEER_SILENCE_SECONDS, PhoneDials
-from ._events import (
-    Action,
-    CallerAudio,
-    CallerHungUp,
-    CaptureTurn,
-    ConnectionLost,
-    DropTurn,
-    EndCall,
-    Input,
-    JudgeTurn,
-    KeysPressed,
-    Recognise,
-    RecognitionFailed,
-    Respond,
-    Speak,
-    SpeechFailed,
-    SpeechFinished,
-    SpeechPlaying,
-    StopSpeaking,
-    Transcribed,
-    TurnJudgeFailed,
-    TurnJudged,
-)
+from . import _events as ev  # the inputs and actions: ev.CallerAudio, ev.Speak …
 
-__all__ = ["CallConversation", "Phase"]
+__all__ = ["OPENING_UTTERANCE", "CallConversation", "Phase"]
 
 OPENING_UTTERANCE = 0
 
@@ -80,7 +58,7 @@ class Phase(enum.Enum):
 
 
 _P = Phase
-Handler = Callable[["CallConversation", Input, float], Phase]
+Handler = Callable[["CallConversation", ev.Input, float], Phase]
 
 
 class CallConversation:
@@ -95,7 +73,7 @@ class CallConversation:
         #: has not failed or timed out yet).
         self.detector_usable = dials.turn_detection and turn_detection
         self._phase = Phase.OPENING
-        self._actions: list[Action] = []
+        self._actions: list[ev.Action] = []
         self._last_audio_at = 0.0
         self._heard_audio = False
         self._turn = 0
@@ -108,14 +86,14 @@ class CallConversation:
         self._playing = False
         #: Whether the caller is speaking now (between the detector's start and end).
         self._caller_speaking = False
-        self._ending: EndCall | None = None
+        self._ending: ev.EndCall | None = None
 
     @property
     def phase(self) -> Phase:
         return self._phase
 
     @property
-    def ending(self) -> EndCall | None:
+    def ending(self) -> ev.EndCall | None:
         """How the call ended, once it has."""
         return self._ending
 
@@ -135,16 +113,16 @@ class CallConversation:
     def _hold_deadline(self) -> float:
         return self._quiet_since + self.dials.hold_seconds
 
-    def start(self, now: float) -> list[Action]:
+    def start(self, now: float) -> list[ev.Action]:
         """The call is connected: play the opening."""
         self._last_audio_at = now
-        return [Speak(OPENING_UTTERANCE, self.opening)]
+        return [ev.Speak(OPENING_UTTERANCE, self.opening)]
 
-    def handle(self, given: Input, now: float) -> list[Action]:
+    def handle(self, given: ev.Input, now: float) -> list[ev.Action]:
         """Apply one input; return the actions it causes."""
         if self._phase is Phase.ENDED:
             return []
-        if isinstance(given, CallerAudio):
+        if isinstance(given, ev.CallerAudio):
             self._last_audio_at, self._heard_audio = now, True
             if given.speech_started or given.speech_ended:
                 self._caller_speaking = given.speech_started and not given.speech_ended
@@ -161,7 +139,7 @@ class CallConversation:
         if self._phase is not Phase.ENDED:
             self._last_audio_at, self._heard_audio = now, True
 
-    def handle_timer(self, now: float) -> list[Action]:
+    def handle_timer(self, now: float) -> list[ev.Action]:
         """Apply the passing of time up to ``now``."""
         if self._phase is Phase.ENDED:
             return []
@@ -183,12 +161,12 @@ class CallConversation:
 
     # -- helpers shared by the handlers
 
-    def _take_actions(self) -> list[Action]:
+    def _take_actions(self) -> list[ev.Action]:
         actions, self._actions = self._actions, []
         return actions
 
     def _end(self, given: CallInput, *, hang_up: bool) -> Phase:
-        self._ending = EndCall(given, hang_up)
+        self._ending = ev.EndCall(given, hang_up)
         self._actions.append(self._ending)
         return Phase.ENDED
 
@@ -197,7 +175,7 @@ class CallConversation:
         self._turn_started_at = now
         self._awaiting = None
         self._transcript = ""
-        self._actions.append(CaptureTurn(self._turn))
+        self._actions.append(ev.CaptureTurn(self._turn))
         return Phase.HEARING
 
     def _ask(self) -> int:
@@ -209,18 +187,18 @@ class CallConversation:
         # The detector reports the end of speech once the caller has been quiet for
         # the pause; the hold is counted from when the quiet began.
         self._quiet_since = now - self.dials.pause_seconds
-        self._actions.append(Recognise(self._ask(), self._turn))
+        self._actions.append(ev.Recognise(self._ask(), self._turn))
         return Phase.RECOGNISING
 
     def _respond(self) -> Phase:
         self._awaiting = None
         self._reply, self._playing = self._turn, False
-        self._actions.append(Respond(self._turn, self._transcript))
+        self._actions.append(ev.Respond(self._turn, self._transcript))
         return Phase.REPLYING
 
     def _drop(self) -> Phase:
         self._awaiting = None
-        self._actions.append(DropTurn(self._turn))
+        self._actions.append(ev.DropTurn(self._turn))
         return Phase.LISTENING
 
     def _answers(self, request: int) -> bool:
@@ -228,24 +206,24 @@ class CallConversation:
 
     # -- handlers: (phase, input) -> next phase
 
-    def _opening_finished(self, given: SpeechFinished, now: float) -> Phase:
+    def _opening_finished(self, given: ev.SpeechFinished, now: float) -> Phase:
         if given.utterance != OPENING_UTTERANCE:
             return self._phase
         return Phase.LISTENING
 
-    def _opening_failed(self, given: SpeechFailed, now: float) -> Phase:
+    def _opening_failed(self, given: ev.SpeechFailed, now: float) -> Phase:
         # spec: "Opening of every call" — fail-closed: the call ends, notice_failed.
         return self._end(CallInput.NOTICE_UNAVAILABLE, hang_up=True)
 
-    def _listening_audio(self, given: CallerAudio, now: float) -> Phase:
+    def _listening_audio(self, given: ev.CallerAudio, now: float) -> Phase:
         # A speech end without a start here is speech that began during the opening
         # or the answer: it is not a turn.
         return self._capture(now) if given.speech_started else self._phase
 
-    def _hearing_audio(self, given: CallerAudio, now: float) -> Phase:
+    def _hearing_audio(self, given: ev.CallerAudio, now: float) -> Phase:
         return self._turn_paused(now) if given.speech_ended else self._phase
 
-    def _resumed(self, given: CallerAudio, now: float) -> Phase:
+    def _resumed(self, given: ev.CallerAudio, now: float) -> Phase:
         # The caller went on speaking: the turn continues, and whatever was asked
         # about it so far no longer counts.
         if not given.speech_started:
@@ -253,7 +231,7 @@ class CallConversation:
         self._awaiting = None
         return Phase.HEARING
 
-    def _transcribed(self, given: Transcribed, now: float) -> Phase:
+    def _transcribed(self, given: ev.Transcribed, now: float) -> Phase:
         if not self._answers(given.request):
             return self._phase
         text = " ".join(given.text.split())
@@ -261,16 +239,16 @@ class CallConversation:
             return self._drop()
         self._transcript = text
         if self.detector_usable and now < self._hold_deadline:
-            self._actions.append(JudgeTurn(self._ask(), text))
+            self._actions.append(ev.JudgeTurn(self._ask(), text))
             return Phase.JUDGING
         return self._respond()
 
-    def _recognition_failed(self, given: RecognitionFailed, now: float) -> Phase:
+    def _recognition_failed(self, given: ev.RecognitionFailed, now: float) -> Phase:
         # spec: "Errors" symptom "notice then silence (recognition unreachable)": the
         # turn is lost and the call goes on.
         return self._drop() if self._answers(given.request) else self._phase
 
-    def _judged(self, given: TurnJudged, now: float) -> Phase:
+    def _judged(self, given: ev.TurnJudged, now: float) -> Phase:
         if not self._answers(given.request):
             return self._phase
         if given.probability >= END_OF_TURN_PROBABILITY:
@@ -278,37 +256,37 @@ class CallConversation:
         self._awaiting = None
         return Phase.HOLDING
 
-    def _judge_failed(self, given: TurnJudgeFailed, now: float) -> Phase:
+    def _judge_failed(self, given: ev.TurnJudgeFailed, now: float) -> Phase:
         if not self._answers(given.request):
             return self._phase
         self.detector_usable = False
         return self._respond()
 
-    def _keys_pressed(self, given: KeysPressed, now: float) -> Phase:
+    def _keys_pressed(self, given: ev.KeysPressed, now: float) -> Phase:
         # Keys are a whole turn at once: whatever was being heard of the caller's
         # speech meanwhile is dropped (answers to it no longer count), and the entry
         # is answered.
         if self._phase is not Phase.LISTENING:
-            self._actions.append(DropTurn(self._turn))
+            self._actions.append(ev.DropTurn(self._turn))
         self._turn += 1
         self._transcript = given.text
         return self._respond()
 
-    def _reply_playing(self, given: SpeechPlaying, now: float) -> Phase:
+    def _reply_playing(self, given: ev.SpeechPlaying, now: float) -> Phase:
         if given.utterance == self._reply:
             self._playing = True
         return self._phase
 
-    def _replying_audio(self, given: CallerAudio, now: float) -> Phase:
+    def _replying_audio(self, given: ev.CallerAudio, now: float) -> Phase:
         # Speech that starts while the answer plays is a barge-in, whether it began
         # over the agent's voice or in a pause between its sentences.
         if not ((given.barge_in or given.speech_started) and self._playing):
             return self._phase
-        self._actions.append(StopSpeaking())
+        self._actions.append(ev.StopSpeaking())
         self._playing = False
         return self._capture(now)
 
-    def _speech_finished(self, given: SpeechFinished, now: float) -> Phase:
+    def _speech_finished(self, given: ev.SpeechFinished, now: float) -> Phase:
         # An answer ends the call when the agent decided so, even one the caller
         # talked over (the decision — a transfer that passed the gate — stands).
         if given.ending is not None and given.utterance != OPENING_UTTERANCE:
@@ -320,16 +298,16 @@ class CallConversation:
             return self._capture(now) if self._caller_speaking else Phase.LISTENING
         return self._phase
 
-    def _speech_failed(self, given: SpeechFailed, now: float) -> Phase:
+    def _speech_failed(self, given: ev.SpeechFailed, now: float) -> Phase:
         # Synthesis went away mid-call: a line that cannot speak ends the call.
         if given.utterance == self._reply:
             return self._end(CallInput.SERVICE_HUNG_UP, hang_up=True)
         return self._phase
 
-    def _hung_up(self, given: CallerHungUp, now: float) -> Phase:
+    def _hung_up(self, given: ev.CallerHungUp, now: float) -> Phase:
         return self._end(CallInput.CALLER_HUNG_UP, hang_up=False)
 
-    def _lost(self, given: ConnectionLost, now: float) -> Phase:
+    def _lost(self, given: ev.ConnectionLost, now: float) -> Phase:
         return self._end(CallInput.MEDIA_LOST, hang_up=False)
 
 
@@ -337,29 +315,29 @@ _C = CallConversation
 
 #: (phase, input type) -> handler. Pairs not here fall back to ``_ANY_PHASE``.
 _TABLE: dict[tuple[Phase, type], Handler] = {
-    (_P.OPENING, SpeechFinished): _C._opening_finished,
-    (_P.OPENING, SpeechFailed): _C._opening_failed,
-    (_P.LISTENING, CallerAudio): _C._listening_audio,
-    (_P.HEARING, CallerAudio): _C._hearing_audio,
-    (_P.RECOGNISING, CallerAudio): _C._resumed,
-    (_P.RECOGNISING, Transcribed): _C._transcribed,
-    (_P.RECOGNISING, RecognitionFailed): _C._recognition_failed,
-    (_P.JUDGING, CallerAudio): _C._resumed,
-    (_P.JUDGING, TurnJudged): _C._judged,
-    (_P.JUDGING, TurnJudgeFailed): _C._judge_failed,
-    (_P.HOLDING, CallerAudio): _C._resumed,
-    (_P.REPLYING, CallerAudio): _C._replying_audio,
-    (_P.REPLYING, SpeechPlaying): _C._reply_playing,
+    (_P.OPENING, ev.SpeechFinished): _C._opening_finished,
+    (_P.OPENING, ev.SpeechFailed): _C._opening_failed,
+    (_P.LISTENING, ev.CallerAudio): _C._listening_audio,
+    (_P.HEARING, ev.CallerAudio): _C._hearing_audio,
+    (_P.RECOGNISING, ev.CallerAudio): _C._resumed,
+    (_P.RECOGNISING, ev.Transcribed): _C._transcribed,
+    (_P.RECOGNISING, ev.RecognitionFailed): _C._recognition_failed,
+    (_P.JUDGING, ev.CallerAudio): _C._resumed,
+    (_P.JUDGING, ev.TurnJudged): _C._judged,
+    (_P.JUDGING, ev.TurnJudgeFailed): _C._judge_failed,
+    (_P.HOLDING, ev.CallerAudio): _C._resumed,
+    (_P.REPLYING, ev.CallerAudio): _C._replying_audio,
+    (_P.REPLYING, ev.SpeechPlaying): _C._reply_playing,
     # An entry keyed while the agent speaks or during the opening is kept by the
     # adapter until it can be answered (``KeyEntry``); here it makes a turn.
-    **{(phase, KeysPressed): _C._keys_pressed for phase in (
+    **{(phase, ev.KeysPressed): _C._keys_pressed for phase in (
         _P.LISTENING, _P.HEARING, _P.RECOGNISING, _P.JUDGING, _P.HOLDING)},
 }
 
 #: Inputs that mean the same in every phase but ``ENDED``.
 _ANY_PHASE: dict[type, Handler] = {
-    CallerHungUp: _C._hung_up,
-    ConnectionLost: _C._lost,
-    SpeechFinished: _C._speech_finished,
-    SpeechFailed: _C._speech_failed,
+    ev.CallerHungUp: _C._hung_up,
+    ev.ConnectionLost: _C._lost,
+    ev.SpeechFinished: _C._speech_finished,
+    ev.SpeechFailed: _C._speech_failed,
 }

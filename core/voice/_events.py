@@ -28,6 +28,7 @@ __all__ = [
     "EndCall",
     "Input",
     "JudgeTurn",
+    "KeysPressed",
     "Recognise",
     "RecognitionFailed",
     "Respond",

@@ -69,7 +69,10 @@ def schedules():
 
 
 async def until(condition: Callable[[], bool]) -> None:
-    with anyio.fail_after(5):
+    # A guard, not a measure: a few ticks normally, but an old collection (and a
+    # test's count of the old generation) in a large test process on a busy machine
+    # can take seconds.
+    with anyio.fail_after(60):
         while not condition():
             await anyio.sleep(0.005)
 

@@ -20,6 +20,7 @@ from adapters.providers import (
     UpstreamUnavailable,
 )
 from tests.fakes.upstream import Behaviour, FakeUpstream, ToolCall
+from tests.support.entered import entered
 
 pytestmark = pytest.mark.anyio
 
@@ -29,16 +30,8 @@ BODY = {"model": "fake-small", "messages": MESSAGES}
 GUARD = 10
 
 
-@pytest.fixture
-async def fake():
-    async with FakeUpstream() as fake:
-        yield fake
-
-
-@pytest.fixture
-async def client():
-    async with ProviderClient(timeouts=Timeouts(connect=2, read=5)) as client:
-        yield client
+fake = entered(FakeUpstream)
+client = entered(lambda: ProviderClient(timeouts=Timeouts(connect=2, read=5)))
 
 
 @pytest.fixture

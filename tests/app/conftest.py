@@ -12,6 +12,7 @@ import pytest
 
 from tests.fakes.upstream import ScriptedUpstream
 from tests.support.diary import NOW
+from tests.support.entered import entered
 
 
 @pytest.fixture
@@ -33,8 +34,5 @@ async def admin(api, services) -> dict[str, str]:
     return await api.as_new_user(services, "boss@example.org", role="admin")
 
 
-@pytest.fixture
-async def fake():
-    """The loopback upstream, answering each chat request with its script's next step."""
-    async with ScriptedUpstream() as upstream:
-        yield upstream
+fake = entered(ScriptedUpstream,
+               "The loopback upstream, answering each chat request with its script's next step.")

@@ -118,6 +118,12 @@ def open_screen(page, title: str) -> None:
     settled(page)
 
 
+def open_as(page, email: str, title: str) -> None:
+    """Sign in as ``email`` and open the screen ``title``: where most cases begin."""
+    sign_in(page, email)
+    open_screen(page, title)
+
+
 @contextlib.contextmanager
 def signed_in_tab(browser, console, email: str, **options):
     """A page signed in as ``email``, to be reused by a whole module's tests."""

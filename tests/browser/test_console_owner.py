@@ -13,6 +13,7 @@ import pytest
 from tests.browser.conftest import (
     PASSWORD,
     note_beside,
+    open_as,
     open_screen,
     require_api,
     screenshot,
@@ -61,8 +62,7 @@ def test_owner_screens_are_offered_only_with_the_telephone_feature(page):
 
 def test_the_weekly_hours_are_edited_with_a_break_and_kept(page, console):
     require_api(console, "GET", "/api/diary")
-    sign_in(page, OWNER)
-    open_screen(page, "Diary")
+    open_as(page, OWNER, "Diary")
     page.get_by_label("Time zone (IANA, e.g. Europe/London)").fill("Europe/London")
     page.get_by_label("Appointment length (minutes)").fill("30")
     page.get_by_label("Earliest booking ahead (minutes)").fill("0")
@@ -110,8 +110,7 @@ def test_the_weekly_hours_are_edited_with_a_break_and_kept(page, console):
 
 def test_the_screening_paste_box_reports_added_and_skipped(page, console):
     require_api(console, "GET", "/api/conflict-names")
-    sign_in(page, OWNER)
-    open_screen(page, "Screening list")
+    open_as(page, OWNER, "Screening list")
     page.get_by_label("Names, one per line").fill("Dr Jane Smith\nSmith, Jane\nAcme Holdings Ltd")
     page.get_by_label("Note for every name of this paste (optional)").fill("former clients")
     page.get_by_role("button", name="Add names").click()
@@ -122,8 +121,7 @@ def test_the_screening_paste_box_reports_added_and_skipped(page, console):
 
 
 def test_an_empty_paste_and_a_plain_http_address_are_refused_beside_their_field(page):
-    sign_in(page, OWNER)
-    open_screen(page, "Screening list")
+    open_as(page, OWNER, "Screening list")
     names = page.get_by_label("Names, one per line")
     names.fill("  \n - \n")
     page.get_by_role("button", name="Add names").click()
@@ -148,8 +146,7 @@ def test_an_enquiry_changes_status_in_place(page, console, accounts):
                 accounts["id"])
 
     console.run(take_message())
-    sign_in(page, OWNER)
-    open_screen(page, "Enquiries")
+    open_as(page, OWNER, "Enquiries")
     status = page.get_by_label("Status of the message from Grace Hopper")
     expect(status).to_have_value("new")
     status.select_option("in_hand")
@@ -202,8 +199,7 @@ def test_a_notification_target_shows_only_its_host_and_its_test_result(page, con
     root = console.run(services.accounts.authenticate(ROOT, PASSWORD, "127.0.0.1"))
     console.run(services.settings.change(Identity.from_row(root), "egress.allow_hosts",
                                          "localhost"))
-    sign_in(page, OWNER)
-    open_screen(page, "Notification targets")
+    open_as(page, OWNER, "Notification targets")
     page.get_by_label("Kind").select_option("webhook")
     page.get_by_label("Address (https)").fill(url)
     page.get_by_label("Label", exact=True).fill("Front office")
@@ -238,8 +234,7 @@ def test_the_compliance_view_says_what_callers_hear_and_what_is_kept(page, conso
         "e164": "+441632960111", "agent_id": agent["id"], "owner_user_id": str(accounts["id"]),
         "label": "Surgery", "record_calls": True, "recording_days": 90,
         "transcript_days": 365}))
-    sign_in(page, OWNER)
-    open_screen(page, "Compliance")
+    open_as(page, OWNER, "Compliance")
     card = page.locator("#compliance section").filter(has_text="+441632960111")
     expect(card).to_contain_text("This call is recorded.")
     expect(card).to_contain_text("every call, kept 90 days")
@@ -250,8 +245,7 @@ def test_the_compliance_view_says_what_callers_hear_and_what_is_kept(page, conso
 
 def test_an_administrator_keeps_another_accounts_screening_list(page, console):
     require_api(console, "GET", "/api/conflict-names")
-    sign_in(page, ROOT)
-    open_screen(page, "Screening list")
+    open_as(page, ROOT, "Screening list")
     page.get_by_label("Account", exact=True).select_option(label=OWNER)
     page.get_by_role("button", name="Show").click()
     page.wait_for_url(re.compile(r"account_id="))
@@ -261,8 +255,7 @@ def test_an_administrator_keeps_another_accounts_screening_list(page, console):
     page.get_by_role("button", name="Add names").click()
     expect(page.locator("#paste-result")).to_have_text("Added 1, skipped 0 already on the list.")
     page.get_by_role("button", name="Sign out").click()
-    sign_in(page, OWNER)
-    open_screen(page, "Screening list")
+    open_as(page, OWNER, "Screening list")
     expect(page.locator("#names")).to_contain_text("Charles Babbage")
 
 
@@ -291,8 +284,7 @@ def test_the_lines_account_listens_to_the_call_a_message_came_from(page, console
 
     console.run(message_with_call())
     write_recording(console, call_id)
-    sign_in(page, OWNER)
-    open_screen(page, "Enquiries")
+    open_as(page, OWNER, "Enquiries")
     row = page.locator("#enquiries").get_by_role("row", name=re.compile("Alan Turing"))
     row.get_by_role("link", name="The call").click()
     page.wait_for_url(f"**/calls/{call_id}")

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from core.carrier_media import (
     MAX_MESSAGE_BYTES,
     CarrierConnection,
+    CarrierStreamClient,
     ClearAudio,
     CloseCode,
     DtmfReceived,
@@ -219,11 +220,18 @@ def test_message_over_32_kib_is_too_big():
     refused(streaming(), text, CloseCode.MESSAGE_TOO_BIG)
 
 
-def test_binary_messages_are_refused_and_the_failure_sticks():
-    connection = streaming()
+def carrier_side() -> CarrierStreamClient:
+    return CarrierStreamClient(stream_sid=SID, call_sid="CA1", account_sid="AC1",
+                               custom_parameters={})
+
+
+@pytest.mark.parametrize("side", [streaming, carrier_side], ids=["service", "carrier"])
+def test_binary_messages_are_refused_and_the_failure_sticks(side):
+    connection = side()
     with pytest.raises(RemoteProtocolError) as caught:
         connection.receive_binary(b"\x00")
     assert caught.value.hint is CloseCode.UNSUPPORTED_DATA
+    assert connection.state.name == "FAILED"
     with pytest.raises(RemoteProtocolError) as again:
         connection.receive_text(json.dumps(media()))
     assert again.value is caught.value

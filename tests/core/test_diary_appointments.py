@@ -42,10 +42,7 @@ EXPECTED = {
     (S.CANCELLED, I.CANCEL): (E.IGNORE, S.CANCELLED),
 }
 
-(
-    test_expectations_cover_every_state_and_input,
-    test_every_state_and_input_is_a_row_or_a_local_error,
-) = transition_table_tests(transition, EXPECTED, AppointmentState, AppointmentInput)
+TestTransitionTable = transition_table_tests(transition, EXPECTED, AppointmentState, AppointmentInput)
 
 
 def test_effects_name_the_outward_notification_events():

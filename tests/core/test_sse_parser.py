@@ -38,20 +38,32 @@ def datas(events: list[ServerSentEvent]) -> list[str]:
     return [event.data for event in events]
 
 
-@FEEDERS
-def test_data_lines_of_one_event_are_joined_by_newlines(feed):
-    assert datas(feed(b"data: YHOO\ndata: +2\ndata: 10\n\n")) == ["YHOO\n+2\n10"]
-
-
-@FEEDERS
-def test_a_bare_data_field_is_an_empty_line_and_a_pending_event_is_not_dispatched(feed):
+#: Streams and the data of the events they make, whatever the chunking.
+STREAMS = [
+    pytest.param(b"data: YHOO\ndata: +2\ndata: 10\n\n", ["YHOO\n+2\n10"],
+                 id="data_lines_of_one_event_are_joined_by_newlines"),
     # The spec's own example: two events, "" and "\n"; the last "data:" never ends.
-    assert datas(feed(b"data\n\ndata\ndata\n\ndata:")) == ["", "\n"]
+    pytest.param(b"data\n\ndata\ndata\n\ndata:", ["", "\n"],
+                 id="a_bare_data_field_is_an_empty_line_and_a_pending_event_is_not_dispatched"),
+    pytest.param(b"data:test\n\ndata: test\n\ndata:  two\n\n", ["test", "test", " two"],
+                 id="only_one_space_after_the_colon_is_dropped"),
+    pytest.param(b"data: a\r\ndata: b\rdata: c\n\r\n", ["a\nb\nc"],
+                 id="mixed_line_endings_in_one_stream"),
+    pytest.param(b": keep-alive\n\n:another\ndata: x\n\n", ["x"],
+                 id="comments_are_skipped"),
+    pytest.param(b"\xef\xbb\xbfdata: x\n\n", ["x"],
+                 id="a_bom_at_the_start_is_dropped"),
+    pytest.param(b"data: \xff\xfe ok\n\n", ["\ufffd\ufffd ok"],
+                 id="invalid_utf8_becomes_replacement_characters"),
+    pytest.param("data: héllo 😀\n\n".encode(), ["héllo 😀"],
+                 id="multibyte_characters_survive_any_split"),
+]
 
 
 @FEEDERS
-def test_only_one_space_after_the_colon_is_dropped(feed):
-    assert datas(feed(b"data:test\n\ndata: test\n\ndata:  two\n\n")) == ["test", "test", " two"]
+@pytest.mark.parametrize(("stream", "expected"), STREAMS)
+def test_a_stream_gives_the_data_of_its_events(feed, stream, expected):
+    assert datas(feed(stream)) == expected
 
 
 @FEEDERS
@@ -59,11 +71,6 @@ def test_only_one_space_after_the_colon_is_dropped(feed):
 def test_every_line_ending_is_accepted(feed, eol):
     stream = b"data: a" + eol + b"data: b" + eol + eol + b"data: c" + eol + eol
     assert datas(feed(stream)) == ["a\nb", "c"]
-
-
-@FEEDERS
-def test_mixed_line_endings_in_one_stream(feed):
-    assert datas(feed(b"data: a\r\ndata: b\rdata: c\n\r\n")) == ["a\nb\nc"]
 
 
 def test_a_crlf_split_between_two_chunks_is_one_line_end():
@@ -77,11 +84,6 @@ def test_a_cr_then_a_blank_line_in_the_next_chunk_dispatches():
     assert parser.feed(b"data: a\r") == []
     assert parser.feed(b"") == []  # an empty read does not lose the pending CR
     assert datas(parser.feed(b"\n\n")) == ["a"]
-
-
-@FEEDERS
-def test_comments_are_skipped(feed):
-    assert datas(feed(b": keep-alive\n\n:another\ndata: x\n\n")) == ["x"]
 
 
 @FEEDERS
@@ -104,11 +106,6 @@ def test_an_event_without_data_is_not_dispatched_and_resets_its_type(feed):
     assert feed(b"event: ping\n\ndata: x\n\n") == [ServerSentEvent("message", "x")]
 
 
-@FEEDERS
-def test_a_bom_at_the_start_is_dropped(feed):
-    assert datas(feed(b"\xef\xbb\xbfdata: x\n\n")) == ["x"]
-
-
 def test_a_bom_later_in_the_stream_is_not_dropped():
     # Only the first bytes of the stream may be a BOM; later it makes an unknown field.
     assert datas(feed_whole(b"data: x\n\n\xef\xbb\xbfdata: y\n\ndata: z\n\n")) == ["x", "z"]
@@ -119,16 +116,6 @@ def test_a_stream_shorter_than_a_bom_is_kept_until_it_is_not_one():
     assert parser.feed(b"\xef") == []
     assert parser.feed(b"\xbb") == []
     assert datas(parser.feed(b"\xbfdata: x\n\n")) == ["x"]
-
-
-@FEEDERS
-def test_invalid_utf8_becomes_replacement_characters(feed):
-    assert datas(feed(b"data: \xff\xfe ok\n\n")) == ["\ufffd\ufffd ok"]
-
-
-@FEEDERS
-def test_multibyte_characters_survive_any_split(feed):
-    assert datas(feed("data: héllo 😀\n\n".encode())) == ["héllo 😀"]
 
 
 def test_trailing_bytes_wait_for_the_next_chunk():

@@ -41,10 +41,7 @@ EXPECTED = {
     (S.REJECTED, I.PRESENT_LATE): (E.REJECT, S.REJECTED),
 }
 
-(
-    test_expectations_cover_every_state_and_input,
-    test_every_state_and_input_is_a_row_or_a_local_error,
-) = transition_table_tests(transition, EXPECTED, TicketState, TicketInput)
+TestTransitionTable = transition_table_tests(transition, EXPECTED, TicketState, TicketInput)
 
 
 def test_only_a_valid_ticket_presented_in_time_is_redeemed():

@@ -34,12 +34,12 @@ import wave
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
 from aiohttp import web
 
 from adapters.speech.http import SpeechHttp
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.upstream import _error_response
+from tests.support.entered import entered
 
 __all__ = ["MS_PER_CHARACTER", "FakeSpeech", "SpeechBehaviour", "SpeechRequest", "speech",
            "speech_http", "spoken_pcm"]
@@ -199,18 +199,8 @@ def _read_wav(data: Any) -> tuple[int, int, int, bytes] | None:
 # -- as pytest fixtures (import them into a test module) ------------------------------
 
 
-@pytest.fixture
-async def speech():
-    """A running ``FakeSpeech``."""
-    async with FakeSpeech() as fake:
-        yield fake
-
-
-@pytest.fixture
-async def speech_http():
-    """A ``SpeechHttp`` pool, closed after the test."""
-    async with SpeechHttp() as pool:
-        yield pool
+speech = entered(FakeSpeech, "A running ``FakeSpeech``.")
+speech_http = entered(SpeechHttp, "A ``SpeechHttp`` pool, closed after the test.")
 
 
 # -- as a process ---------------------------------------------------------------------

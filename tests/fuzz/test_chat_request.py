@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from core.chat_request import ChatRequestError, question_of, read_chat_request, text_of
 from tests.fuzz.strategies import json_values, objects_with
+from tests.fuzz.verdicts import read_or_refusal
 
 ROLES = st.sampled_from(["system", "developer", "user", "assistant", "tool", "function", "x"])
 parts = objects_with({"type": st.sampled_from(["text", "input_text", "image_url"]),
@@ -35,10 +36,9 @@ bodies = st.one_of(
 @settings(max_examples=300)
 @given(bodies)
 def test_any_body_is_a_request_or_a_chat_request_error(body):
-    try:
-        request = read_chat_request(body)
-    except ChatRequestError as error:
-        assert error.param is None or isinstance(error.param, str)
+    request = read_or_refusal(read_chat_request, body, ChatRequestError)
+    if isinstance(request, ChatRequestError):
+        assert request.param is None or isinstance(request.param, str)
         return
     assert isinstance(request.model, str) and request.model
     try:

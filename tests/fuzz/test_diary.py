@@ -20,6 +20,7 @@ from core.diary import (
     parse_diary,
 )
 from tests.fuzz.strategies import json_values, objects_with
+from tests.fuzz.verdicts import read_or_refusal
 
 periods = objects_with({"weekday": st.integers(-1, 7), "opens_minute": st.integers(-1, 1441),
                         "closes_minute": st.integers(-1, 1441)})
@@ -41,12 +42,11 @@ diary_bodies = st.one_of(
 @settings(max_examples=300)
 @given(diary_bodies)
 def test_any_body_is_a_diary_or_a_diary_error(body):
-    try:
-        diary = parse_diary(body)
-    except DiaryError as error:
-        assert isinstance(error.field, str) and error.message
-        return
-    assert isinstance(diary, Diary)
+    diary = read_or_refusal(parse_diary, body, DiaryError)
+    if isinstance(diary, DiaryError):
+        assert isinstance(diary.field, str) and diary.message
+    else:
+        assert isinstance(diary, Diary)
 
 
 ZONES = ["UTC", "Europe/London", "Pacific/Kiritimati", "Pacific/Pago_Pago",

@@ -18,6 +18,7 @@ from core.sse import (
     upstream_error_message,
 )
 from tests.fuzz.strategies import json_values, objects_with
+from tests.fuzz.verdicts import read_or_refusal
 
 chunks = objects_with({
     "choices": st.lists(objects_with({"finish_reason": st.one_of(st.none(), st.text(max_size=5)),
@@ -59,8 +60,6 @@ def test_any_error_body_gives_a_message(body, status):
 @given(st.dictionaries(st.text(max_size=6), json_values, max_size=3)
        | objects_with({"data": st.lists(objects_with({"id": st.text(max_size=5)}), max_size=3)}))
 def test_any_models_answer_gives_ids_or_a_remote_protocol_error(payload):
-    try:
-        ids = model_ids(payload)
-    except RemoteProtocolError:
-        return
-    assert all(isinstance(i, str) for i in ids)
+    ids = read_or_refusal(model_ids, payload, RemoteProtocolError)
+    if not isinstance(ids, RemoteProtocolError):
+        assert all(isinstance(i, str) for i in ids)

@@ -30,6 +30,23 @@ class ApiClient(httpx.AsyncClient):
         await services.accounts.create(email, password, role, permissions)
         return {"Authorization": f"Bearer {await self.login(email, password)}"}
 
+    async def account_id(self, headers: dict[str, str]) -> str:
+        """The id of the account signed in with ``headers``."""
+        return (await self.get("/api/me", headers=headers)).json()["id"]
+
+    async def deactivate(self, admin: dict[str, str], account_id: str) -> httpx.Response:
+        """``admin`` deactivates the account ``account_id``."""
+        return await self.patch(f"/api/admin/users/{account_id}", headers=admin,
+                                json={"deactivated": True})
+
+    async def created_twice(self, path: str, headers: dict[str, str], body: dict,
+                            **second: object) -> httpx.Response:
+        """Create ``body`` at ``path`` (which must succeed), then the same body changed
+        by ``second``: the answer to the second, for a test of what may not repeat."""
+        first = await self.post(path, headers=headers, json=body)
+        assert first.status_code == 201, first.text
+        return await self.post(path, headers=headers, json={**body, **second})
+
 
 class _EmbeddedServer(uvicorn.Server):
     """uvicorn without its signal handlers: inside a test the runner owns signals."""

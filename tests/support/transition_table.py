@@ -20,26 +20,24 @@ def transition_table_tests(
     expected: Mapping[tuple[enum.Enum, enum.Enum], tuple[enum.Enum, enum.Enum] | None],
     states: type[enum.Enum],
     inputs: type[enum.Enum],
-) -> tuple[Callable[[], None], Callable[[enum.Enum, enum.Enum], None]]:
-    """Return the two test functions; bind them to ``test_*`` names in the test module.
-    In ``expected``, None marks a pair that must raise."""
+) -> type:
+    """Return a class holding the two tests; bind it to a ``Test*`` name in the test
+    module. In ``expected``, None marks a pair that must raise."""
     pairs = list(itertools.product(states, inputs))
 
-    def test_expectations_cover_every_state_and_input() -> None:
-        assert set(expected) == set(pairs)
+    class TransitionTable:
+        def test_expectations_cover_every_state_and_input(self) -> None:
+            assert set(expected) == set(pairs)
 
-    @pytest.mark.parametrize(("state", "given_input"), pairs, ids=lambda v: v.name)
-    def test_every_state_and_input_is_a_row_or_a_local_error(state, given_input) -> None:
-        row = expected[(state, given_input)]
-        if row is None:
-            with pytest.raises(LocalProtocolError) as caught:
-                transition(state, given_input)
-            assert state.name in str(caught.value) and given_input.name in str(caught.value)
-            assert caught.value.hint == (state, given_input)
-        else:
-            assert transition(state, given_input) == row
+        @pytest.mark.parametrize(("state", "given_input"), pairs, ids=lambda v: v.name)
+        def test_every_state_and_input_is_a_row_or_a_local_error(self, state, given_input) -> None:
+            row = expected[(state, given_input)]
+            if row is None:
+                with pytest.raises(LocalProtocolError) as caught:
+                    transition(state, given_input)
+                assert state.name in str(caught.value) and given_input.name in str(caught.value)
+                assert caught.value.hint == (state, given_input)
+            else:
+                assert transition(state, given_input) == row
 
-    return (
-        test_expectations_cover_every_state_and_input,
-        test_every_state_and_input_is_a_row_or_a_local_error,
-    )
+    return TransitionTable

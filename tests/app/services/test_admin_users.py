@@ -21,10 +21,8 @@ async def test_admin_creates_lists_and_grants_permissions(api, services):
 
 async def test_duplicate_email_is_409(api, services):
     admin = await api.as_new_user(services, "boss@example.org", role="admin")
-    body = {"email": "ann@example.org", "password": "long enough pw"}
-    assert (await api.post("/api/admin/users", headers=admin, json=body)).status_code == 201
-    body["email"] = "ANN@example.org"
-    again = await api.post("/api/admin/users", headers=admin, json=body)
+    again = await api.created_twice("/api/admin/users", admin, {
+        "email": "ann@example.org", "password": "long enough pw"}, email="ANN@example.org")
     assert again.status_code == 409 and again.json()["error"]["code"] == "email_taken"
 
 
@@ -46,15 +44,13 @@ async def test_only_the_superadmin_makes_administrators(api, services):
 
 async def test_ordinary_users_cannot_administer(api, services):
     user = await api.as_new_user(services, "ann@example.org")
-    assert (await api.get("/api/admin/users", headers=user)).status_code == 403
-    assert (await api.get("/api/admin/audit", headers=user)).status_code == 403
+    for screen in ("/api/admin/users", "/api/admin/audit"):
+        assert (await api.get(screen, headers=user)).status_code == 403, screen
 
 
 async def test_nobody_deactivates_their_own_account(api, services):
     admin = await api.as_new_user(services, "boss@example.org", role="admin")
-    me = (await api.get("/api/me", headers=admin)).json()
-    response = await api.patch(f"/api/admin/users/{me['id']}", headers=admin,
-                               json={"deactivated": True})
+    response = await api.deactivate(admin, await api.account_id(admin))
     assert response.status_code == 422
 
 

@@ -55,9 +55,7 @@ async def test_logout_ends_the_session(api, services):
 async def test_a_deactivated_accounts_sessions_stop_at_once(api, services):
     admin = await api.as_new_user(services, "boss@example.org", role="admin")
     user = await api.as_new_user(services, "ann@example.org")
-    ann = (await api.get("/api/me", headers=user)).json()
-    changed = await api.patch(f"/api/admin/users/{ann['id']}", headers=admin,
-                              json={"deactivated": True})
+    changed = await api.deactivate(admin, await api.account_id(user))
     assert changed.status_code == 200 and changed.json()["deactivated"] is True
     assert (await api.get("/api/me", headers=user)).status_code == 401
     again = await api.post("/api/auth/login", json={"email": "ann@example.org",

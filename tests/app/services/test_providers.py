@@ -27,10 +27,8 @@ async def test_admin_registers_a_provider_and_refreshes_its_models(api, services
 
 async def test_a_model_name_belongs_to_one_provider(api, services):
     admin = await api.as_new_user(services, "boss@example.org", role="admin")
-    body = {"name": "one", "base_url": "http://127.0.0.1:9", "models": ["shared"]}
-    assert (await api.post("/api/admin/providers", headers=admin, json=body)).status_code == 201
-    body["name"] = "two"
-    clash = await api.post("/api/admin/providers", headers=admin, json=body)
+    clash = await api.created_twice("/api/admin/providers", admin, {
+        "name": "one", "base_url": "http://127.0.0.1:9", "models": ["shared"]}, name="two")
     assert clash.status_code == 409 and clash.json()["error"]["code"] == "model_taken"
 
 

@@ -177,8 +177,7 @@ async def test_a_line_needs_a_callable_agent_and_an_active_owner(api, services):
     assert archived.json()["error"]["code"] == "agent_unavailable"
     await api.patch(f"/api/agents/{setup.agent_id}", headers=setup.owner,
                     json={"archived": False})
-    await api.patch(f"/api/admin/users/{setup.owner_id}", headers=setup.admin,
-                    json={"deactivated": True})
+    await api.deactivate(setup.admin, setup.owner_id)
     gone = await api.patch(url, headers=setup.manager, json={"enabled": True})
     assert gone.status_code == 422 and gone.json()["error"]["field"] == "owner_user_id"
 

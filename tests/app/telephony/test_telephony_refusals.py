@@ -68,8 +68,7 @@ async def test_agent_unavailable(api, setup):
 
 
 async def test_owner_unavailable(api, setup):
-    await api.patch(f"/api/admin/users/{setup.owner_id}", headers=setup.admin,
-                    json={"deactivated": True})
+    await api.deactivate(setup.admin, setup.owner_id)
     assert await rejected(api)
     assert await refusal_reasons() == ["owner_unavailable"]
 
