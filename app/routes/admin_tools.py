@@ -18,7 +18,7 @@ from app.http.bodies import Body, change_body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import administrator
-from app.routes.collections import admin_deleting, admin_reading
+from app.routes.collections import admin_changing, admin_deleting, admin_reading
 from app.services.tools import public_view, spec_view
 
 
@@ -59,14 +59,8 @@ async def create_tool(request: Request, svc: Services) -> Response:
 get_tool = admin_reading("http_tools", "tool_id", public_view)
 
 
-@accepts(ToolChangeBody)
-async def change_tool(request: Request, svc: Services, tool_id: str) -> Response:
-    identity = await administrator(request, svc)
-    body = await read_body(request, ToolChangeBody, svc.max_body_bytes)
-    changes = {key: value for key, value in body.model_dump().items()
-               if key in body.model_fields_set and (value is not None or key in _NULLABLE)}
-    row = await svc.http_tools.update(tool_id, actor=identity.account_id, changes=changes)
-    return json_response(200, public_view(row))
+change_tool = admin_changing("http_tools", "tool_id", ToolChangeBody, public_view,
+                             nullable=_NULLABLE)
 
 
 delete_tool = admin_deleting("http_tools", "tool_id")

@@ -6,8 +6,9 @@ checking the caller's reach. What administrators manage (providers, HTTP tools,
 accounts): the service answers ``list()``, ``find(id)`` and ``delete(id, actor=...)``,
 and a view of the module's own shows a row. Either way list is 200 ``{"data": [...]}``,
 read is 200 with the item and delete is 204 (a handler that returns nothing is
-answered 204 No Content by BlackSheep); creating and changing read a body of the
-collection's own, so those handlers stay in the collection's module.
+answered 204 No Content by BlackSheep). An administrator's change is made here too
+(the fields sent, on the record); creating, and an account's changes, read and check
+a body in ways of the collection's own, so those handlers stay in its module.
 
 BlackSheep binds a route's values to a handler's parameters by name, passes them in
 order, documents them from the handler's signature and names the operation after its
@@ -26,6 +27,8 @@ from typing import Any
 from blacksheep import Request, Response
 
 from app.bundle import Services
+from app.http.bodies import Body, read_body
+from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import administrator, signed_in
 
@@ -98,6 +101,24 @@ def admin_reading(service: str, id_name: str, view: View) -> Answer:
         return json_response(200, view(await getattr(svc, service).find(item_id)))
 
     return _handler(f"get_{id_name.removesuffix('_id')}", answer, id_name)
+
+
+def admin_changing(service: str, id_name: str, model: type[Body], view: View, *,
+                   nullable: tuple[str, ...] = ()) -> Answer:
+    """``PATCH <collection>/{id_name}`` for administrators: the fields sent in ``model``
+    change, on the record; a null is "no change" except for the ``nullable`` fields,
+    where it removes the value. 200 with the row as ``view`` shows it."""
+
+    async def answer(request: Request, svc: Services, item_id: str) -> Response:
+        identity = await administrator(request, svc)
+        body = await read_body(request, model, svc.max_body_bytes)
+        changes = {name: value for name, value in body.model_dump(exclude_unset=True).items()
+                   if value is not None or name in nullable}
+        row = await getattr(svc, service).update(item_id, actor=identity.account_id,
+                                                 changes=changes)
+        return json_response(200, view(row))
+
+    return accepts(model)(_handler(f"change_{id_name.removesuffix('_id')}", answer, id_name))
 
 
 def admin_deleting(service: str, id_name: str) -> Answer:

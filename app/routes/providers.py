@@ -13,7 +13,8 @@ from app.http.bodies import Body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import administrator, signed_in
-from app.routes.collections import admin_deleting, admin_listing, admin_reading
+from app.routes.collections import (admin_changing, admin_deleting, admin_listing,
+                                     admin_reading)
 from app.services.accounts import Identity
 from app.services.providers import public_view
 
@@ -53,15 +54,9 @@ async def create_provider(request: Request, svc: Services) -> Response:
 get_provider = admin_reading("providers", "provider_id", public_view)
 
 
-@accepts(ProviderChangeBody)
-async def change_provider(request: Request, svc: Services, provider_id: str) -> Response:
-    identity = await administrator(request, svc)
-    body = await read_body(request, ProviderChangeBody, svc.max_body_bytes)
-    # api_key sent as null removes the stored key; other nulls mean "unchanged".
-    changes = {k: v for k, v in body.model_dump(exclude_unset=True).items()
-               if v is not None or k == "api_key"}
-    row = await svc.providers.update(provider_id, actor=identity.account_id, changes=changes)
-    return json_response(200, public_view(row))
+# api_key sent as null removes the stored key; other nulls mean "unchanged".
+change_provider = admin_changing("providers", "provider_id", ProviderChangeBody, public_view,
+                                 nullable=("api_key",))
 
 
 delete_provider = admin_deleting("providers", "provider_id")
