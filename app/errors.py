@@ -28,6 +28,13 @@ class ApiError(Exception):
 
     code = "bad_request"
 
+    def __init_subclass__(cls, code: str | None = None, **kwargs: Any) -> None:
+        """A kind names its default ``code`` in its heading; without one it keeps its
+        parent's."""
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
+
     def __init__(
         self,
         message: str,
@@ -46,70 +53,48 @@ class ApiError(Exception):
         self.errors = errors
 
 
-class BadRequest(ApiError):
+class BadRequest(ApiError, code="bad_request"):
     """The request could not be read (a body that is not JSON)."""
 
-    code = "bad_request"
 
-
-class Unauthorized(ApiError):
+class Unauthorized(ApiError, code="unauthorized"):
     """The caller is not known: no credentials, or wrong ones."""
 
-    code = "unauthorized"
 
-
-class NotFound(ApiError):
+class NotFound(ApiError, code="not_found"):
     """Also the answer for what exists but is not the caller's: existence is not leaked."""
-
-    code = "not_found"
 
     def __init__(self, message: str = "Not found.", **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
 
 
-class Forbidden(ApiError):
+class Forbidden(ApiError, code="forbidden"):
     """The caller is known but may not do this."""
 
-    code = "forbidden"
 
-
-class Conflict(ApiError):
+class Conflict(ApiError, code="conflict"):
     """The request is well formed but clashes with what is stored or switched on."""
 
-    code = "conflict"
 
-
-class PayloadTooLarge(ApiError):
+class PayloadTooLarge(ApiError, code="payload_too_large"):
     """What was sent is larger than the service takes."""
 
-    code = "payload_too_large"
 
-
-class UnsupportedMediaType(ApiError):
+class UnsupportedMediaType(ApiError, code="unsupported_media_type"):
     """What was sent is of a kind the service does not read."""
 
-    code = "unsupported_media_type"
 
-
-class Unprocessable(ApiError):
+class Unprocessable(ApiError, code="invalid_value"):
     """A value the service read and refuses; ``field`` names it."""
 
-    code = "invalid_value"
 
-
-class TooManyRequests(ApiError):
+class TooManyRequests(ApiError, code="too_many_requests"):
     """Slowed down: ``retry_after`` says for how long."""
 
-    code = "too_many_requests"
 
-
-class UpstreamFailed(ApiError):
+class UpstreamFailed(ApiError, code="upstream_error"):
     """A server the service relies on (a provider's model server) failed or refused."""
 
-    code = "upstream_error"
 
-
-class ServiceUnavailable(ApiError):
+class ServiceUnavailable(ApiError, code="unavailable"):
     """The service cannot do this now; trying again later may work."""
-
-    code = "unavailable"

@@ -30,21 +30,23 @@ class Step:
     done_sql: str
 
 
+def _exists(table: str, where: str = "TRUE") -> str:
+    """The SQL that is true once ``table`` holds a row matching ``where``."""
+    return f"SELECT EXISTS (SELECT 1 FROM {table} WHERE {where})"
+
+
 STEPS: tuple[Step, ...] = (
     Step("password", "Change the password", "password",
          "SELECT NOT password_change_required FROM account WHERE id = $1"),
-    Step("provider", "Add a model provider", "providers",
-         "SELECT EXISTS (SELECT 1 FROM provider)"),
-    Step("library", "Create a Library", "libraries",
-         "SELECT EXISTS (SELECT 1 FROM library WHERE owner_id = $1)"),
+    Step("provider", "Add a model provider", "providers", _exists("provider")),
+    Step("library", "Create a Library", "libraries", _exists("library", "owner_id = $1")),
     Step("agent", "Create an agent", "agents",
-         "SELECT EXISTS (SELECT 1 FROM agent WHERE owner_id = $1 AND archived_at IS NULL)"),
+         _exists("agent", "owner_id = $1 AND archived_at IS NULL")),
     Step("api_key", "Mint an API key", "api_keys",
-         "SELECT EXISTS (SELECT 1 FROM api_key WHERE account_id = $1 AND revoked_at IS NULL)"),
-    Step("line", "Register a telephone line", "telephone",
-         "SELECT EXISTS (SELECT 1 FROM telephony_line)"),
+         _exists("api_key", "account_id = $1 AND revoked_at IS NULL")),
+    Step("line", "Register a telephone line", "telephone", _exists("telephony_line")),
     Step("diary", "Set up your diary", "diary",
-         "SELECT EXISTS (SELECT 1 FROM diary WHERE account_id = $1 AND hours <> '[]'::jsonb)"),
+         _exists("diary", "account_id = $1 AND hours <> '[]'::jsonb")),
 )
 
 _SCREEN_OF = {screen.template: screen for screen in SCREENS}

@@ -11,7 +11,7 @@ import re
 from typing import Any, ClassVar, TypeVar
 
 from blacksheep import Request
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from app.errors import BadRequest, PayloadTooLarge, Unprocessable, UnsupportedMediaType
 from core import jsonfast
@@ -32,6 +32,15 @@ class Body(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
     nul_checked_by_reader: ClassVar[frozenset[str]] = frozenset()
+
+
+def change_body(model: type[Body], name: str) -> type[Body]:
+    """The body of a change to what ``model`` creates: the same fields, each optional
+    and None when not sent (``model_fields_set`` tells a null sent from a field left
+    out), so the two cannot drift apart."""
+    fields: dict[str, Any] = {field: (info.annotation | None, None)
+                              for field, info in model.model_fields.items()}
+    return create_model(name, __base__=Body, __module__=model.__module__, **fields)
 
 
 async def read_bytes(request: Request, max_bytes: int) -> bytes:

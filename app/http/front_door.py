@@ -15,6 +15,7 @@ another site that rebound its name to this server, refused with 421.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
 from typing import Any, Awaitable, Callable
 
@@ -60,13 +61,12 @@ def _has_cookie(headers: list[tuple[str, str]], cookie_name: str) -> bool:
     return False
 
 
+@dataclass(eq=False)
 class FrontDoor:
-    def __init__(self, inner: Asgi, trusted: TrustedProxies, own_hosts: OwnHosts,
-                 cookie_name: str) -> None:
-        self.inner = inner
-        self.trusted = trusted
-        self.own_hosts = own_hosts
-        self.cookie_name = cookie_name
+    inner: Asgi
+    trusted: TrustedProxies
+    own_hosts: OwnHosts
+    cookie_name: str
 
     async def __call__(self, scope: Scope, receive, send) -> None:
         if scope["type"] not in ("http", "websocket"):

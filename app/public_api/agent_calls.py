@@ -92,8 +92,8 @@ _FINISH_REASONS = {"stop": "stop", "length": "length", "tool_limit": "length"}
 _VERSION = metadata.version("svc")
 
 
-class ChatNotFound(NotFound):
-    code = "chat_not_found"
+class ChatNotFound(NotFound, code="chat_not_found"):
+    """The conversation asked for is not there, or not the caller's."""
 
 
 def _question(chat: ChatRequest) -> str:

@@ -18,14 +18,14 @@ from app.services.api_keys import masked
 from core import ratelimit
 
 
-class InvalidApiKey(Unauthorized):
-    code = "invalid_api_key"
+class InvalidApiKey(Unauthorized, code="invalid_api_key"):
+    """No key was sent, or the one sent is unknown, revoked or expired."""
 
 
-class RateLimited(HttpRefusal):
+class RateLimited(HttpRefusal, code="rate_limit_exceeded"):
     """429 with the key's rate-limit headers (``core.ratelimit.headers``)."""
 
-    status, code = 429, "rate_limit_exceeded"
+    status = 429
 
 
 def bearer_value(request: Request) -> str | None:

@@ -14,10 +14,11 @@ from typing import Any
 from blacksheep import Request, Response, Router
 
 from app.bundle import Services
-from app.http.bodies import Body, read_body
+from app.http.bodies import Body, change_body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import administrator
+from app.routes.collections import admin_changing, admin_deleting, admin_reading
 from app.services.tools import public_view, spec_view
 
 
@@ -33,20 +34,10 @@ class NewToolBody(Body):
     usable_on_call: bool = False
 
 
-class ToolChangeBody(Body):
-    name: str | None = None
-    description: str | None = None
-    parameters: dict[str, Any] | None = None
-    url: str | None = None
-    method: str | None = None
-    secret_header_name: str | None = None
-    #: null removes the secret (and its header name)
-    secret_header_value: str | None = None
-    side_effecting: bool | None = None
-    usable_on_call: bool | None = None
+ToolChangeBody = change_body(NewToolBody, "ToolChangeBody")
 
-
-# Fields where null means "remove"; for the others null is no change.
+# Fields where null means "remove" (a null secret value removes its header name too);
+# for the others null is no change.
 _NULLABLE = ("secret_header_name", "secret_header_value")
 
 
@@ -65,25 +56,14 @@ async def create_tool(request: Request, svc: Services) -> Response:
     return json_response(201, public_view(row))
 
 
-async def get_tool(request: Request, svc: Services, tool_id: str) -> Response:
-    await administrator(request, svc)
-    return json_response(200, public_view(await svc.http_tools.find(tool_id)))
+get_tool = admin_reading("http_tools", "tool_id", public_view)
 
 
-@accepts(ToolChangeBody)
-async def change_tool(request: Request, svc: Services, tool_id: str) -> Response:
-    identity = await administrator(request, svc)
-    body = await read_body(request, ToolChangeBody, svc.max_body_bytes)
-    changes = {key: value for key, value in body.model_dump().items()
-               if key in body.model_fields_set and (value is not None or key in _NULLABLE)}
-    row = await svc.http_tools.update(tool_id, actor=identity.account_id, changes=changes)
-    return json_response(200, public_view(row))
+change_tool = admin_changing("http_tools", "tool_id", ToolChangeBody, public_view,
+                             nullable=_NULLABLE)
 
 
-async def delete_tool(request: Request, svc: Services, tool_id: str) -> Response:
-    identity = await administrator(request, svc)
-    await svc.http_tools.delete(tool_id, actor=identity.account_id)
-    return Response(204)
+delete_tool = admin_deleting("http_tools", "tool_id")
 
 
 def register(router: Router) -> None:

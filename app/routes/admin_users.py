@@ -16,6 +16,7 @@ from app.http.bodies import Body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import administrator
+from app.routes.collections import admin_reading
 from app.services.accounts import Identity, public_view
 
 
@@ -53,9 +54,7 @@ async def create_user(request: Request, svc: Services) -> Response:
     return json_response(201, public_view(row))
 
 
-async def get_user(request: Request, svc: Services, user_id: str) -> Response:
-    await administrator(request, svc)
-    return json_response(200, public_view(await svc.accounts.find(user_id)))
+get_user = admin_reading("accounts", "user_id", public_view)
 
 
 @accepts(AccountChangeBody)

@@ -10,6 +10,7 @@ from app.http.bodies import Body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import signed_in
+from app.routes.collections import reading
 
 
 class NewAgentBody(Body):
@@ -44,9 +45,7 @@ async def create_agent(request: Request, svc: Services) -> Response:
     return json_response(201, await svc.agents.create(identity, body.model_dump()))
 
 
-async def get_agent(request: Request, svc: Services, agent_id: str) -> Response:
-    identity = await signed_in(request, svc)
-    return json_response(200, await svc.agents.get(identity, agent_id))
+get_agent = reading("agents", "agent_id")
 
 
 @accepts(AgentChangeBody)

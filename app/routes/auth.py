@@ -60,7 +60,7 @@ async def me(request: Request, svc: Services) -> Response:
 
 
 @accepts(PasswordChangeBody)
-async def change_password(request: Request, svc: Services) -> Response:
+async def change_password(request: Request, svc: Services) -> None:
     identity = await signed_in(request, svc, before_password_change=True)
     body = await read_body(request, PasswordChangeBody, svc.max_body_bytes)
     if not await svc.accounts.verify_password(identity.account_id, body.current_password):
@@ -69,7 +69,6 @@ async def change_password(request: Request, svc: Services) -> Response:
     await svc.accounts.set_password(identity.account_id, body.new_password)
     # Whoever else held the old password is signed out; this session stays.
     await svc.sessions.close_others(identity.account_id, session_token(request) or "")
-    return Response(204)
 
 
 def register(router: Router) -> None:

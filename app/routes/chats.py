@@ -76,10 +76,9 @@ async def rename_chat(request: Request, svc: Services, chat_id: str) -> Response
         await svc.chats.rename(await reach_of(identity), chat_id, body.title)))
 
 
-async def delete_chat(request: Request, svc: Services, chat_id: str) -> Response:
+async def delete_chat(request: Request, svc: Services, chat_id: str) -> None:
     identity = await signed_in(request, svc)
     await svc.chats.delete(await reach_of(identity), chat_id)
-    return Response(204)
 
 
 @accepts(MessageBody)

@@ -91,7 +91,7 @@ async def add_closure(request: Request, svc: Services) -> Response:
         account_id, body.closed_on, body.note, actor=identity.account_id))
 
 
-async def remove_closure(request: Request, svc: Services) -> Response:
+async def remove_closure(request: Request, svc: Services) -> None:
     """``closed_on`` in the query, or in a JSON body like the one that added it."""
     identity, account_id = await _owner(request, svc)
     closed_on = query_value(request, "closed_on")
@@ -101,7 +101,6 @@ async def remove_closure(request: Request, svc: Services) -> Response:
         raise Unprocessable("Name the day: closed_on=YYYY-MM-DD.", code="required",
                             field="closed_on")
     await svc.diary.diaries.remove_closure(account_id, closed_on, actor=identity.account_id)
-    return Response(204)
 
 
 async def list_appointments(request: Request, svc: Services) -> Response:

@@ -19,6 +19,7 @@ from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import query_value, signed_in
 from app.http.query_values import whole_number
+from app.routes.collections import deleting, listing, reading
 from app.services.access import reach_of
 from app.services.libraries import MAX_DOCUMENT_BYTES, SEARCH_LIMIT_MAX, passage_view
 from core.documents import MEDIA_TYPES
@@ -62,9 +63,7 @@ def _media_type(request: Request) -> tuple[str, str | None]:
     return media_type.strip().lower(), charset
 
 
-async def list_libraries(request: Request, svc: Services) -> Response:
-    identity = await signed_in(request, svc)
-    return json_response(200, {"data": await svc.libraries.list(identity)})
+list_libraries = listing("libraries")
 
 
 @accepts(LibraryBody)
@@ -75,9 +74,7 @@ async def create_library(request: Request, svc: Services) -> Response:
         identity, name=body.name, description=body.description, project_id=body.project_id))
 
 
-async def get_library(request: Request, svc: Services, library_id: str) -> Response:
-    identity = await signed_in(request, svc)
-    return json_response(200, await svc.libraries.get(identity, library_id))
+get_library = reading("libraries", "library_id")
 
 
 @accepts(LibraryChangeBody)
@@ -91,10 +88,7 @@ async def change_library(request: Request, svc: Services, library_id: str) -> Re
     return json_response(200, await svc.libraries.update(identity, library_id, changes))
 
 
-async def delete_library(request: Request, svc: Services, library_id: str) -> Response:
-    identity = await signed_in(request, svc)
-    await svc.libraries.delete(identity, library_id)
-    return Response(204)
+delete_library = deleting("libraries", "library_id")
 
 
 async def list_documents(request: Request, svc: Services, library_id: str) -> Response:
@@ -135,10 +129,9 @@ async def get_document(request: Request, svc: Services, library_id: str,
 
 
 async def delete_document(request: Request, svc: Services, library_id: str,
-                          document_id: str) -> Response:
+                          document_id: str) -> None:
     identity = await signed_in(request, svc)
     await svc.libraries.delete_document(identity, library_id, document_id)
-    return Response(204)
 
 
 def _limit(request: Request) -> int:

@@ -21,6 +21,7 @@ from app.http.bodies import Body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import signed_in
+from app.routes.collections import deleting, reading
 
 _SECRET_NOTICE = ("Copy signing_secret now: it will not be shown again. The receiver checks "
                   "X-Svc-Signature with it.")
@@ -64,9 +65,7 @@ async def create_target(request: Request, svc: Services) -> Response:
     return json_response(201, _with_secret(view, signing))
 
 
-async def get_target(request: Request, svc: Services, target_id: str) -> Response:
-    identity = await signed_in(request, svc)
-    return json_response(200, await svc.notify_targets.get(identity, target_id))
+get_target = reading("notify_targets", "target_id")
 
 
 @accepts(TargetChangeBody)
@@ -80,10 +79,7 @@ async def change_target(request: Request, svc: Services, target_id: str) -> Resp
     return json_response(200, _with_secret(view, signing))
 
 
-async def delete_target(request: Request, svc: Services, target_id: str) -> Response:
-    identity = await signed_in(request, svc)
-    await svc.notify_targets.delete(identity, target_id)
-    return Response(204)
+delete_target = deleting("notify_targets", "target_id")
 
 
 async def test_target(request: Request, svc: Services, target_id: str) -> Response:

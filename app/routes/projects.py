@@ -9,6 +9,7 @@ from app.http.bodies import Body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import signed_in
+from app.routes.collections import deleting, listing, reading
 
 
 class ProjectBody(Body):
@@ -19,9 +20,7 @@ class MemberBody(Body):
     email: str
 
 
-async def list_projects(request: Request, svc: Services) -> Response:
-    identity = await signed_in(request, svc)
-    return json_response(200, {"data": await svc.projects.list(identity)})
+list_projects = listing("projects")
 
 
 @accepts(ProjectBody)
@@ -31,9 +30,7 @@ async def create_project(request: Request, svc: Services) -> Response:
     return json_response(201, await svc.projects.create(identity, body.name))
 
 
-async def get_project(request: Request, svc: Services, project_id: str) -> Response:
-    identity = await signed_in(request, svc)
-    return json_response(200, await svc.projects.get(identity, project_id))
+get_project = reading("projects", "project_id")
 
 
 @accepts(ProjectBody)
@@ -43,10 +40,7 @@ async def rename_project(request: Request, svc: Services, project_id: str) -> Re
     return json_response(200, await svc.projects.rename(identity, project_id, body.name))
 
 
-async def delete_project(request: Request, svc: Services, project_id: str) -> Response:
-    identity = await signed_in(request, svc)
-    await svc.projects.delete(identity, project_id)
-    return Response(204)
+delete_project = deleting("projects", "project_id")
 
 
 #: The one answer to adding a member, whether or not the email has an account.
@@ -63,10 +57,9 @@ async def add_member(request: Request, svc: Services, project_id: str) -> Respon
 
 
 async def remove_member(request: Request, svc: Services, project_id: str,
-                        account_id: str) -> Response:
+                        account_id: str) -> None:
     identity = await signed_in(request, svc)
     await svc.projects.remove_member(identity, project_id, account_id)
-    return Response(204)
 
 
 def register(router: Router) -> None:

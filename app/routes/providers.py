@@ -13,6 +13,9 @@ from app.http.bodies import Body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import administrator, signed_in
+from app.routes.collections import (admin_changing, admin_deleting, admin_listing,
+                                     admin_reading)
+from app.services.accounts import Identity
 from app.services.providers import public_view
 
 
@@ -37,9 +40,7 @@ class ProviderKeyBody(Body):
     api_key: str
 
 
-async def list_providers(request: Request, svc: Services) -> Response:
-    await administrator(request, svc)
-    return json_response(200, {"data": [public_view(r) for r in await svc.providers.list()]})
+list_providers = admin_listing("providers", public_view)
 
 
 @accepts(NewProviderBody)
@@ -50,26 +51,15 @@ async def create_provider(request: Request, svc: Services) -> Response:
     return json_response(201, public_view(row))
 
 
-async def get_provider(request: Request, svc: Services, provider_id: str) -> Response:
-    await administrator(request, svc)
-    return json_response(200, public_view(await svc.providers.find(provider_id)))
+get_provider = admin_reading("providers", "provider_id", public_view)
 
 
-@accepts(ProviderChangeBody)
-async def change_provider(request: Request, svc: Services, provider_id: str) -> Response:
-    identity = await administrator(request, svc)
-    body = await read_body(request, ProviderChangeBody, svc.max_body_bytes)
-    # api_key sent as null removes the stored key; other nulls mean "unchanged".
-    changes = {k: v for k, v in body.model_dump(exclude_unset=True).items()
-               if v is not None or k == "api_key"}
-    row = await svc.providers.update(provider_id, actor=identity.account_id, changes=changes)
-    return json_response(200, public_view(row))
+# api_key sent as null removes the stored key; other nulls mean "unchanged".
+change_provider = admin_changing("providers", "provider_id", ProviderChangeBody, public_view,
+                                 nullable=("api_key",))
 
 
-async def delete_provider(request: Request, svc: Services, provider_id: str) -> Response:
-    identity = await administrator(request, svc)
-    await svc.providers.delete(provider_id, actor=identity.account_id)
-    return Response(204)
+delete_provider = admin_deleting("providers", "provider_id")
 
 
 async def refresh_provider(request: Request, svc: Services, provider_id: str) -> Response:
@@ -90,9 +80,13 @@ async def list_enabled_providers(request: Request, svc: Services) -> Response:
                                          "models": list(r["models"] or ())} for r in rows]})
 
 
+async def _own_keys(svc: Services, identity: Identity, status: int = 200) -> Response:
+    """The caller's own keys: the list, and the answer to storing one."""
+    return json_response(status, {"data": await svc.providers.own_keys(identity.account_id)})
+
+
 async def list_own_keys(request: Request, svc: Services) -> Response:
-    identity = await signed_in(request, svc)
-    return json_response(200, {"data": await svc.providers.own_keys(identity.account_id)})
+    return await _own_keys(svc, await signed_in(request, svc))
 
 
 @accepts(ProviderKeyBody)
@@ -100,13 +94,12 @@ async def store_own_key(request: Request, svc: Services) -> Response:
     identity = await signed_in(request, svc)
     body = await read_body(request, ProviderKeyBody, svc.max_body_bytes)
     await svc.providers.set_own_key(identity.account_id, body.provider_id, body.api_key)
-    return json_response(201, {"data": await svc.providers.own_keys(identity.account_id)})
+    return await _own_keys(svc, identity, status=201)
 
 
-async def delete_own_key(request: Request, svc: Services, key_id: str) -> Response:
+async def delete_own_key(request: Request, svc: Services, key_id: str) -> None:
     identity = await signed_in(request, svc)
     await svc.providers.delete_own_key(identity.account_id, key_id)
-    return Response(204)
 
 
 def register(router: Router) -> None:

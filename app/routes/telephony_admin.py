@@ -13,7 +13,7 @@ from blacksheep import Request, Response, Router
 
 from app.bundle import Services
 from app.errors import Unprocessable
-from app.http.bodies import Body, read_body
+from app.http.bodies import Body, change_body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
 from app.http.guards import break_glass, with_permission
@@ -21,10 +21,19 @@ from app.http.query_dates import checked_range, day_start, query_date
 from app.telephony.calls import DEFAULT_PAGE
 from app.telephony.features import checked_key
 from app.telephony.readiness import report
-from app.telephony.settings_resource import READ_ONLY_FIELDS
 
 
-class TelephonySettingsBody(Body):
+class TelephonySettingsReadBack(Body):
+    """The fields a read shows and a write ignores: accepted, so that a client may send
+    back what it read."""
+
+    effective_public_base_url: str | None = None
+    carrier_credential_set: bool | None = None
+    pbx_listening: bool | None = None
+    shared_secret_set: bool | None = None
+
+
+class TelephonySettingsBody(TelephonySettingsReadBack):
     provider: str | None = None
     public_base_url: str | None = None
     pbx_listen: str | None = None
@@ -32,11 +41,6 @@ class TelephonySettingsBody(Body):
     carrier_credential: str | None = None
     #: write-only: reads say only shared_secret_set
     shared_secret: str | None = None
-    # Read-only fields, accepted so a client may send back what it read; ignored.
-    effective_public_base_url: str | None = None
-    carrier_credential_set: bool | None = None
-    pbx_listening: bool | None = None
-    shared_secret_set: bool | None = None
 
 
 class NewLineBody(Body):
@@ -56,21 +60,7 @@ class NewLineBody(Body):
     transfer_e164: str | None = None
 
 
-class LineChangeBody(Body):
-    e164: str | None = None
-    agent_id: str | None = None
-    owner_user_id: str | None = None
-    provider: str | None = None
-    label: str | None = None
-    greeting: str | None = None
-    notice: str | None = None
-    transcript_days: int | None = None
-    log_days: int | None = None
-    record_calls: bool | None = None
-    recording_days: int | None = None
-    enabled: bool | None = None
-    deliver_group_chat_id: str | None = None
-    transfer_e164: str | None = None
+LineChangeBody = change_body(NewLineBody, "LineChangeBody")
 
 
 class FeatureValueBody(Body):
@@ -98,7 +88,8 @@ async def get_settings(request: Request, svc: Services) -> Response:
 async def put_settings(request: Request, svc: Services) -> Response:
     identity = await break_glass(request, svc)
     body = await read_body(request, TelephonySettingsBody, svc.max_body_bytes)
-    fields = {k: v for k, v in _given(body).items() if k not in READ_ONLY_FIELDS}
+    fields = {k: v for k, v in _given(body).items()
+              if k not in TelephonySettingsReadBack.model_fields}
     return json_response(200, await svc.telephony.resource.change(identity, fields))
 
 
@@ -138,10 +129,9 @@ async def change_line(request: Request, svc: Services, line_id: str) -> Response
     return json_response(200, await svc.telephony.lines.update(identity, line_id, _given(body)))
 
 
-async def release_line(request: Request, svc: Services, line_id: str) -> Response:
+async def release_line(request: Request, svc: Services, line_id: str) -> None:
     identity = await with_permission(request, svc, "telephony.manage")
     await svc.telephony.lines.delete(identity, line_id)
-    return Response(204)
 
 
 # -- the call log

@@ -34,10 +34,9 @@ async def play_recording(request: Request, svc: Services, call_id: str) -> Respo
                     StreamedContent(b"audio/wav", pcm_wav, recording.content_length))
 
 
-async def delete_recording(request: Request, svc: Services, call_id: str) -> Response:
+async def delete_recording(request: Request, svc: Services, call_id: str) -> None:
     identity = await signed_in(request, svc)
     await svc.call_erasure.delete_recording(identity, call_id)
-    return Response(204)
 
 
 async def delete_transcript(request: Request, svc: Services, call_id: str) -> Response:

@@ -48,10 +48,9 @@ async def offer_tool(request: Request, svc: Services, tool_id: str) -> Response:
 
 
 async def withdraw_offer(request: Request, svc: Services, tool_id: str,
-                         offer_id: str) -> Response:
+                         offer_id: str) -> None:
     identity = await administrator(request, svc)
     await svc.tool_offers.withdraw(tool_id, offer_id, actor=identity.account_id)
-    return Response(204)
 
 
 def register(router: Router) -> None:

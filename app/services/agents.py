@@ -24,10 +24,8 @@ from core.access import Reach
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
-class AgentUnavailable(NotFound):
+class AgentUnavailable(NotFound, code="agent_unavailable"):
     """The agent exists and is reachable but archived."""
-
-    code = "agent_unavailable"
 
 
 def public_view(row: dict[str, Any], library_ids: list[UUID]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from app import db
 from app.crypto import EncryptionKeyMissing, SecretBox, key_missing
 from app.errors import Conflict, NotFound, Unprocessable, UpstreamFailed
 from app.services.audit import AuditLog
-from app.services.rows import find_by_id
+from app.services.rows import delete_on_record, find_by_id
 from app.tables import Provider, ProviderKey
 from core.ids import id_or_none
 
@@ -40,8 +40,8 @@ LIMIT 1
 """
 
 
-class ModelNotFound(NotFound):
-    code = "model_not_found"
+class ModelNotFound(NotFound, code="model_not_found"):
+    """The model does not exist, or the caller may not use it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,10 +154,8 @@ class Providers:
 
     async def delete(self, provider_id: str, *, actor: UUID) -> None:
         row = await self.find(provider_id)
-        await Provider.delete().where(Provider.id == row["id"])
+        await delete_on_record(Provider, row, self.audit, "provider", actor=actor)
         self._resolved.clear()
-        await self.audit.record("provider.deleted", actor=actor, subject=str(row["id"]),
-                                data={"name": row["name"]})
 
     def upstream_of(self, row: dict[str, Any], user_key_enc: str | None = None) -> Upstream:
         key = self.box.open(user_key_enc, _KEY_PURPOSE) if user_key_enc else None

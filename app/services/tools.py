@@ -31,6 +31,7 @@ from app.services.access import parse_id
 from app.services.audit import AuditLog
 from app.services.builtin_tools import BUILTIN_CALL_TOOLS, BUILTIN_TOOLS
 from app.services.call_context import CallContext
+from app.services.rows import delete_on_record
 from app.tables import HttpTool
 from core.pipeline import TOOL_NAME, ToolFailed, ToolSpec, check_parameters_schema
 
@@ -238,7 +239,5 @@ class HttpTools:
         return await self.find(row["id"])
 
     async def delete(self, tool_id: str, *, actor: UUID) -> None:
-        row = await self.find(tool_id)
-        await HttpTool.delete().where(HttpTool.id == row["id"])
-        await self.audit.record("http_tool.deleted", actor=actor, subject=str(row["id"]),
-                                data={"name": row["name"]})
+        await delete_on_record(HttpTool, await self.find(tool_id), self.audit, "http_tool",
+                               actor=actor)

@@ -6,22 +6,15 @@ with a bigserial.
 
 from __future__ import annotations
 
-from piccolo.columns import (
-    JSONB,
-    UUID,
-    Array,
-    BigSerial,
-    Boolean,
-    ForeignKey,
-    Integer,
-    Text,
-    Timestamptz,
-)
+from piccolo.columns import (JSONB, UUID, Array, BigSerial, Boolean, ForeignKey, Integer,
+                             OnDelete, Text, Timestamptz)
 from piccolo.columns.defaults.timestamptz import TimestamptzNow
 from piccolo.table import Table
 
+from app.tables.mixins import Created
 
-class Account(Table, tablename="account"):
+
+class Account(Created, Table, tablename="account"):
     """A person who signs in. ``role`` is user, admin or superadmin; ``permissions``
     holds grants such as telephony.manage (administrators hold all of them).
     ``password_change_required``: the password was one-time (the first superadmin's);
@@ -33,17 +26,22 @@ class Account(Table, tablename="account"):
     role = Text(default="user")
     permissions = Array(base_column=Text())
     deactivated_at = Timestamptz(null=True, default=None)
-    created_at = Timestamptz(default=TimestamptzNow())
     password_change_required = Boolean(default=False)
 
 
-class AuthSession(Table, tablename="auth_session"):
+class AccountOwned:
+    """Mixin for a row of one account's, keyed by a UUID: it goes when the account goes."""
+
+    id = UUID(primary_key=True)
+    account_id = ForeignKey(references=Account, on_delete=OnDelete.cascade)
+
+
+class AuthSession(Created, Table, tablename="auth_session"):
     """A signed-in session. Only the SHA-256 of the token is kept."""
 
     id = UUID(primary_key=True)
     token_sha256 = Text(unique=True)
     account_id = ForeignKey(references=Account)
-    created_at = Timestamptz(default=TimestamptzNow())
     expires_at = Timestamptz()
 
 

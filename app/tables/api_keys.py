@@ -4,20 +4,17 @@ theoretical arrival time in microseconds since the epoch (``core.ratelimit``).""
 
 from __future__ import annotations
 
-from piccolo.columns import UUID, BigInt, ForeignKey, OnDelete, Text, Timestamptz
-from piccolo.columns.defaults.timestamptz import TimestamptzNow
+from piccolo.columns import BigInt, Text, Timestamptz
 from piccolo.table import Table
 
-from app.tables.accounts import Account
+from app.tables.accounts import AccountOwned
+from app.tables.mixins import Created
 
 
-class ApiKey(Table, tablename="api_key"):
-    id = UUID(primary_key=True)
-    account_id = ForeignKey(references=Account, on_delete=OnDelete.cascade)
+class ApiKey(AccountOwned, Created, Table, tablename="api_key"):
     name = Text()
     prefix = Text()
     fingerprint = Text(unique=True)
-    created_at = Timestamptz(default=TimestamptzNow())
     expires_at = Timestamptz(null=True, default=None)
     last_used_at = Timestamptz(null=True, default=None)
     revoked_at = Timestamptz(null=True, default=None)

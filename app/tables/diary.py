@@ -7,21 +7,13 @@ one slot, the CHECKs on every limit); these classes mirror its columns for queri
 
 from __future__ import annotations
 
-from piccolo.columns import (
-    JSONB,
-    UUID,
-    Boolean,
-    Date,
-    ForeignKey,
-    Integer,
-    OnDelete,
-    Text,
-    Timestamptz,
-)
+from piccolo.columns import (JSONB, UUID, Boolean, Date, ForeignKey, Integer, OnDelete, Text,
+                             Timestamptz)
 from piccolo.columns.defaults.timestamptz import TimestamptzNow
 from piccolo.table import Table
 
-from app.tables.accounts import Account
+from app.tables.accounts import Account, AccountOwned
+from app.tables.mixins import Created, Stamped
 from app.tables.telephony import TelephonyCall
 
 
@@ -39,21 +31,16 @@ class Diary(Table, tablename="diary"):
     updated_at = Timestamptz(default=TimestamptzNow())
 
 
-class DiaryClosure(Table, tablename="diary_closure"):
+class DiaryClosure(AccountOwned, Created, Table, tablename="diary_closure"):
     """A local date on which the diary is closed."""
 
-    id = UUID(primary_key=True)
-    account_id = ForeignKey(references=Account, on_delete=OnDelete.cascade)
     closed_on = Date()
     note = Text(null=True, default=None)
-    created_at = Timestamptz(default=TimestamptzNow())
 
 
-class Appointment(Table, tablename="appointment"):
+class Appointment(AccountOwned, Stamped, Table, tablename="appointment"):
     """A booking in an account's diary."""
 
-    id = UUID(primary_key=True)
-    account_id = ForeignKey(references=Account, on_delete=OnDelete.cascade)
     reference = Text()
     starts_at = Timestamptz()
     ends_at = Timestamptz()
@@ -63,27 +50,20 @@ class Appointment(Table, tablename="appointment"):
     caller_number = Text(null=True, default=None)
     state = Text(default="booked")
     call_id = ForeignKey(references=TelephonyCall, null=True, on_delete=OnDelete.set_null)
-    created_at = Timestamptz(default=TimestamptzNow())
-    updated_at = Timestamptz(default=TimestamptzNow())
     cancelled_at = Timestamptz(null=True, default=None)
 
 
-class ScreeningName(Table, tablename="screening_name"):
+class ScreeningName(AccountOwned, Created, Table, tablename="screening_name"):
     """One name of an account's screening list, with its normal form."""
 
-    id = UUID(primary_key=True)
-    account_id = ForeignKey(references=Account, on_delete=OnDelete.cascade)
     name = Text()
     normal_form = Text()
     note = Text(null=True, default=None)
-    created_at = Timestamptz(default=TimestamptzNow())
 
 
-class Enquiry(Table, tablename="enquiry"):
+class Enquiry(AccountOwned, Stamped, Table, tablename="enquiry"):
     """A message taken on a call."""
 
-    id = UUID(primary_key=True)
-    account_id = ForeignKey(references=Account, on_delete=OnDelete.cascade)
     call_id = ForeignKey(references=TelephonyCall, null=True, on_delete=OnDelete.set_null)
     caller_number = Text(default="")
     caller_name = Text(null=True, default=None)
@@ -91,5 +71,3 @@ class Enquiry(Table, tablename="enquiry"):
     message = Text()
     status = Text(default="new")
     note = Text(null=True, default=None)
-    created_at = Timestamptz(default=TimestamptzNow())
-    updated_at = Timestamptz(default=TimestamptzNow())

@@ -6,28 +6,18 @@ of truth for constraints; these classes mirror its columns for queries.
 
 from __future__ import annotations
 
-from piccolo.columns import (
-    UUID,
-    Array,
-    BigSerial,
-    Boolean,
-    ForeignKey,
-    Integer,
-    OnDelete,
-    Text,
-    Timestamptz,
-)
+from piccolo.columns import (UUID, Array, BigSerial, Boolean, ForeignKey, Integer, OnDelete,
+                             Text, Timestamptz)
 from piccolo.columns.defaults.timestamptz import TimestamptzNow
 from piccolo.table import Table
 
-from app.tables.accounts import Account
+from app.tables.accounts import AccountOwned
+from app.tables.mixins import Created, Stamped
 
 
-class NotifyTarget(Table, tablename="notify_target"):
+class NotifyTarget(AccountOwned, Stamped, Table, tablename="notify_target"):
     """Where an account's notifications go; the url is sealed, ``host`` is shown."""
 
-    id = UUID(primary_key=True)
-    account_id = ForeignKey(references=Account, on_delete=OnDelete.cascade)
     kind = Text()
     label = Text(null=True, default=None)
     url_enc = Text()
@@ -35,16 +25,12 @@ class NotifyTarget(Table, tablename="notify_target"):
     secret_enc = Text(null=True, default=None)
     events = Array(base_column=Text())
     enabled = Boolean(default=True)
-    created_at = Timestamptz(default=TimestamptzNow())
-    updated_at = Timestamptz(default=TimestamptzNow())
 
 
-class NotifyOutbox(Table, tablename="notify_outbox"):
+class NotifyOutbox(AccountOwned, Created, Table, tablename="notify_outbox"):
     """One notification to post to one target, written with the event it tells of."""
 
-    id = UUID(primary_key=True)
     target_id = ForeignKey(references=NotifyTarget, on_delete=OnDelete.cascade)
-    account_id = ForeignKey(references=Account, on_delete=OnDelete.cascade)
     event = Text()
     text = Text()
     subject_id = UUID(null=True, default=None)
@@ -54,7 +40,6 @@ class NotifyOutbox(Table, tablename="notify_outbox"):
     next_attempt_at = Timestamptz(default=TimestamptzNow())
     claimed_until = Timestamptz(null=True, default=None)
     last_error = Text(null=True, default=None)
-    created_at = Timestamptz(default=TimestamptzNow())
     finished_at = Timestamptz(null=True, default=None)
 
 

@@ -6,29 +6,19 @@ administrator reaches everything (``app.services.access``).
 
 from __future__ import annotations
 
-from piccolo.columns import (
-    JSONB,
-    UUID,
-    Array,
-    BigSerial,
-    Boolean,
-    ForeignKey,
-    Integer,
-    OnDelete,
-    Text,
-    Timestamptz,
-)
+from piccolo.columns import (JSONB, UUID, Array, BigSerial, Boolean, ForeignKey, Integer,
+                             OnDelete, Text, Timestamptz)
 from piccolo.columns.defaults.timestamptz import TimestamptzNow
 from piccolo.table import Table
 
-from app.tables.accounts import Account
+from app.tables.accounts import Account, AccountOwned
+from app.tables.mixins import Created, Stamped
 
 
-class Project(Table, tablename="project"):
+class Project(Created, Table, tablename="project"):
     id = UUID(primary_key=True)
     name = Text()
     owner_id = ForeignKey(references=Account, on_delete=OnDelete.cascade)
-    created_at = Timestamptz(default=TimestamptzNow())
 
 
 class ProjectMember(Table, tablename="project_member"):
@@ -38,7 +28,7 @@ class ProjectMember(Table, tablename="project_member"):
     added_at = Timestamptz(default=TimestamptzNow())
 
 
-class Provider(Table, tablename="provider"):
+class Provider(Stamped, Table, tablename="provider"):
     """An OpenAI-compatible upstream. ``models`` are the names it answers to; a model
     name belongs to one provider only."""
 
@@ -48,30 +38,24 @@ class Provider(Table, tablename="provider"):
     api_key_enc = Text(null=True, default=None)
     models = Array(base_column=Text())
     enabled = Boolean(default=True)
-    created_at = Timestamptz(default=TimestamptzNow())
-    updated_at = Timestamptz(default=TimestamptzNow())
 
 
-class ProviderKey(Table, tablename="provider_key"):
+class ProviderKey(AccountOwned, Created, Table, tablename="provider_key"):
     """A user's own key for a provider; their calls use it instead of the instance's."""
 
-    id = UUID(primary_key=True)
-    account_id = ForeignKey(references=Account, on_delete=OnDelete.cascade)
     provider_id = ForeignKey(references=Provider, on_delete=OnDelete.cascade)
     api_key_enc = Text()
-    created_at = Timestamptz(default=TimestamptzNow())
 
 
-class Library(Table, tablename="library"):
+class Library(Created, Table, tablename="library"):
     id = UUID(primary_key=True)
     name = Text()
     description = Text(default="")
     owner_id = ForeignKey(references=Account, on_delete=OnDelete.cascade)
     project_id = ForeignKey(references=Project, null=True, on_delete=OnDelete.set_null)
-    created_at = Timestamptz(default=TimestamptzNow())
 
 
-class Document(Table, tablename="document"):
+class Document(Created, Table, tablename="document"):
     id = UUID(primary_key=True)
     library_id = ForeignKey(references=Library, on_delete=OnDelete.cascade)
     title = Text()
@@ -79,7 +63,6 @@ class Document(Table, tablename="document"):
     size_bytes = Integer()
     content = Text()
     created_by = UUID(null=True, default=None)
-    created_at = Timestamptz(default=TimestamptzNow())
 
 
 class Chunk(Table, tablename="chunk"):
@@ -95,7 +78,7 @@ class Chunk(Table, tablename="chunk"):
     text = Text()
 
 
-class Agent(Table, tablename="agent"):
+class Agent(Stamped, Table, tablename="agent"):
     id = UUID(primary_key=True)
     name = Text()
     instructions = Text(default="")
@@ -104,8 +87,6 @@ class Agent(Table, tablename="agent"):
     project_id = ForeignKey(references=Project, null=True, on_delete=OnDelete.set_null)
     tools = Array(base_column=Text())
     archived_at = Timestamptz(null=True, default=None)
-    created_at = Timestamptz(default=TimestamptzNow())
-    updated_at = Timestamptz(default=TimestamptzNow())
 
 
 class AgentLibrary(Table, tablename="agent_library"):
@@ -114,7 +95,7 @@ class AgentLibrary(Table, tablename="agent_library"):
     library_id = ForeignKey(references=Library, on_delete=OnDelete.cascade)
 
 
-class HttpTool(Table, tablename="http_tool"):
+class HttpTool(Stamped, Table, tablename="http_tool"):
     """A tool an administrator connects: the model's arguments are sent to ``url``."""
 
     id = UUID(primary_key=True)
@@ -127,8 +108,6 @@ class HttpTool(Table, tablename="http_tool"):
     secret_header_enc = Text(null=True, default=None)
     side_effecting = Boolean(default=True)
     usable_on_call = Boolean(default=False)
-    created_at = Timestamptz(default=TimestamptzNow())
-    updated_at = Timestamptz(default=TimestamptzNow())
 
 
 class HttpToolOffer(Table, tablename="http_tool_offer"):
@@ -143,7 +122,7 @@ class HttpToolOffer(Table, tablename="http_tool_offer"):
     offered_at = Timestamptz(default=TimestamptzNow())
 
 
-class Chat(Table, tablename="chat"):
+class Chat(Stamped, Table, tablename="chat"):
     """A conversation. ``source`` is app, api or telephone; API chats stay out of the
     owner's list but open by id."""
 
@@ -153,17 +132,14 @@ class Chat(Table, tablename="chat"):
     source = Text(default="app")
     title = Text(default="")
     api_key_id = UUID(null=True, default=None)
-    created_at = Timestamptz(default=TimestamptzNow())
-    updated_at = Timestamptz(default=TimestamptzNow())
 
 
-class ChatMessage(Table, tablename="chat_message"):
+class ChatMessage(Created, Table, tablename="chat_message"):
     id = BigSerial(primary_key=True)
     chat_id = ForeignKey(references=Chat, on_delete=OnDelete.cascade)
     role = Text()
     content = Text()
     citations = JSONB(default="[]")
-    created_at = Timestamptz(default=TimestamptzNow())
 
 
 class UsageEvent(Table, tablename="usage_event"):

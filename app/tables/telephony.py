@@ -7,36 +7,27 @@ classes mirror its columns for queries.
 
 from __future__ import annotations
 
-from piccolo.columns import (
-    UUID,
-    BigSerial,
-    Boolean,
-    ForeignKey,
-    Integer,
-    OnDelete,
-    Text,
-    Timestamptz,
-)
+from piccolo.columns import (UUID, BigSerial, Boolean, ForeignKey, Integer, OnDelete, Text,
+                             Timestamptz)
 from piccolo.columns.defaults.timestamptz import TimestamptzNow
 from piccolo.table import Table
 
-from app.tables.accounts import Account
+from app.tables.accounts import Account, AccountOwned
+from app.tables.mixins import Stamped
 from app.tables.platform import Agent, Chat
 
 
-class FeatureOverride(Table, tablename="feature_override"):
+class FeatureOverride(AccountOwned, Table, tablename="feature_override"):
     """A ``features.*`` flag switched on or off for one account; wins over the global
     value for that account (``app.telephony.features``)."""
 
-    id = UUID(primary_key=True)
-    account_id = ForeignKey(references=Account, on_delete=OnDelete.cascade)
     key = Text()
     value = Boolean()
     updated_at = Timestamptz(default=TimestamptzNow())
     updated_by = UUID(null=True, default=None)
 
 
-class TelephonyLine(Table, tablename="telephony_line"):
+class TelephonyLine(Stamped, Table, tablename="telephony_line"):
     """A registered number answered by an agent on behalf of an account."""
 
     id = UUID(primary_key=True)
@@ -54,8 +45,6 @@ class TelephonyLine(Table, tablename="telephony_line"):
     enabled = Boolean(default=False)
     deliver_group_chat_id = ForeignKey(references=Chat, null=True, on_delete=OnDelete.set_null)
     transfer_e164 = Text(null=True, default=None)
-    created_at = Timestamptz(default=TimestamptzNow())
-    updated_at = Timestamptz(default=TimestamptzNow())
 
 
 class TelephonyCall(Table, tablename="telephony_call"):

@@ -90,13 +90,12 @@ def caller_text(given: str | None, region: str | None = None) -> str:
         return text[:MAX_CALLER_TEXT] or "unknown"
 
 
+@dataclass(eq=False)
 class Admissions:
-    def __init__(self, settings: Settings, features: FeatureFlags, tickets: TicketStore,
-                 audit: AuditLog) -> None:
-        self.settings = settings
-        self.features = features
-        self.tickets = tickets
-        self.audit = audit
+    settings: Settings
+    features: FeatureFlags
+    tickets: TicketStore
+    audit: AuditLog
 
     async def _line(self, dialled: str, provider: str,
                     region: str | None) -> dict[str, Any] | None:

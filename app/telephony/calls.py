@@ -24,6 +24,7 @@ from app import db
 from app.errors import NotFound, Unprocessable
 from app.services.access import parse_id
 from app.services.listing import below, equals, listing_query, where
+from app.services.views import view_of
 from core.call_outcome import CallInput, CallOutcome, OutcomeEffect, OutcomeMachine
 from core.errors import LocalProtocolError
 
@@ -60,38 +61,20 @@ RETURNING id, outcome, media_started_at
 """
 
 
-def iso(value: dt.datetime | None) -> str | None:
-    return value.isoformat() if value else None
-
-
-def text_or_none(value: Any) -> str | None:
-    """An id or other value as text for JSON; None stays None."""
-    return str(value) if value is not None else None
+#: The call log's columns a call is shown with (``from_number`` as ``from``).
+_CALL_COLUMNS = (
+    "id", "number_id", "e164", "from_number", "provider", "carrier_call_sid", "carrier_status",
+    "owner_id", "agent_id", "agent_name", "line_label", "chat_id", "outcome",
+    "transfer_approved", "recording_failed", "tidied_at", "started_at", "media_started_at",
+    "ended_at",
+)
 
 
 def call_view(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": str(row["id"]),
-        "number_id": text_or_none(row["number_id"]),
-        "e164": row["e164"],
-        "from": row["from_number"],
-        "provider": row["provider"],
-        "carrier_call_sid": row["carrier_call_sid"],
-        "carrier_status": row["carrier_status"],
-        "owner_id": text_or_none(row["owner_id"]),
-        "agent_id": text_or_none(row["agent_id"]),
-        "agent_name": row["agent_name"],
-        "line_label": row["line_label"],
-        "chat_id": text_or_none(row["chat_id"]),
-        "outcome": row["outcome"],
-        "transfer_approved": row["transfer_approved"],
-        "recording_failed": row["recording_failed"],
-        "tidied_away": row["tidied_at"] is not None,
-        "tidied_at": iso(row["tidied_at"]),
-        "started_at": iso(row["started_at"]),
-        "media_started_at": iso(row["media_started_at"]),
-        "ended_at": iso(row["ended_at"]),
-    }
+    view = view_of(row, _CALL_COLUMNS)
+    view["from"] = view.pop("from_number")
+    view["tidied_away"] = row["tidied_at"] is not None
+    return view
 
 
 def _seconds(ms: int | None) -> float | None:

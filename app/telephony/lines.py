@@ -26,8 +26,8 @@ from app.services.access import parse_id
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
 from app.services.settings import Settings
+from app.services.views import view_of
 from app.tables import Account, Agent, Chat, TelephonyLine
-from app.telephony.calls import iso, text_or_none
 from core.phone_numbers import InvalidPhoneNumber, normalise_e164
 from core.voice import STANDARD_NOTICE  # spec: "Opening of every call" — the standard wording
 MAX_NOTICE = 600  # spec: "Limits" — Notice, 600 characters
@@ -55,28 +55,17 @@ FROM telephony_line l WHERE l.id = $1 AND c.number_id = l.id
 """
 
 
+#: The columns a line is shown with as they are stored.
+_LINE_COLUMNS = (
+    "id", "e164", "agent_id", "owner_user_id", "provider", "label", "greeting", "notice",
+    "transcript_days", "log_days", "record_calls", "recording_days", "enabled",
+    "deliver_group_chat_id", "transfer_e164", "agent_tool_count", "created_at", "updated_at",
+)
+
+
 def line_view(row: dict[str, Any]) -> dict[str, Any]:
-    view = {
-        "id": str(row["id"]),
-        "e164": row["e164"],
-        "agent_id": text_or_none(row["agent_id"]),
-        "owner_user_id": text_or_none(row["owner_user_id"]),
-        "provider": row["provider"],
-        "label": row["label"],
-        "greeting": row["greeting"],
-        "notice": row["notice"],
-        "notice_in_force": row["notice"] or STANDARD_NOTICE,
-        "transcript_days": row["transcript_days"],
-        "log_days": row["log_days"],
-        "record_calls": row["record_calls"],
-        "recording_days": row["recording_days"],
-        "enabled": row["enabled"],
-        "deliver_group_chat_id": text_or_none(row["deliver_group_chat_id"]),
-        "transfer_e164": row["transfer_e164"],
-        "agent_tool_count": row["agent_tool_count"],
-        "created_at": iso(row["created_at"]),
-        "updated_at": iso(row["updated_at"]),
-    }
+    view = view_of(row, _LINE_COLUMNS)
+    view["notice_in_force"] = row["notice"] or STANDARD_NOTICE
     if row["owner_role"] in ("admin", "superadmin"):
         view["warning"] = ADMIN_OWNER_WARNING
     return view

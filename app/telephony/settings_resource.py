@@ -42,11 +42,6 @@ SECRET_FIELDS = {
     "carrier_credential": "telephony.auth_token_enc",
     "shared_secret": "telephony.pbx_key_enc",
 }
-#: Fields a client may send back from a read; they are ignored on write.
-READ_ONLY_FIELDS = ("effective_public_base_url", "carrier_credential_set", "pbx_listening",
-                    "shared_secret_set")
-
-
 def effective_public_base(snapshot: Snapshot) -> str:
     """The public address in force: ``telephony.public_base_url``, else
     ``server.public_url`` — without a trailing slash, so paths join cleanly."""

@@ -72,13 +72,12 @@ class CarrierRequest:
 Params = dict[str, str]
 
 
+@dataclass(eq=False)
 class CarrierSignalling:
-    def __init__(self, settings: Settings, admissions: Admissions, calls: CallLog,
-                 audit: AuditLog) -> None:
-        self.settings = settings
-        self.admissions = admissions
-        self.calls = calls
-        self.audit = audit
+    settings: Settings
+    admissions: Admissions
+    calls: CallLog
+    audit: AuditLog
 
     async def _over_failure_limit(self, address: str) -> bool:
         try:
@@ -159,11 +158,11 @@ BAD_KEY = "bad_key"
 MAX_QUERY_VALUE = 64
 
 
+@dataclass(eq=False)
 class PbxSignalling:
-    def __init__(self, settings: Settings, admissions: Admissions, calls: CallLog) -> None:
-        self.settings = settings
-        self.admissions = admissions
-        self.calls = calls
+    settings: Settings
+    admissions: Admissions
+    calls: CallLog
 
     async def authenticate(self, address: str | None, key: bytes | None, path: str) -> None:
         """Raise :class:`Forbidden` unless the source is private and the secret matches."""

@@ -56,6 +56,23 @@ def test_each_kind_of_refusal_has_its_status(error, status):
     assert status_of(error) == status
 
 
+@pytest.mark.parametrize(("kind", "code"), [
+    (errors.ApiError, "bad_request"), (errors.BadRequest, "bad_request"),
+    (errors.Unauthorized, "unauthorized"), (errors.Forbidden, "forbidden"),
+    (errors.NotFound, "not_found"), (errors.Conflict, "conflict"),
+    (errors.PayloadTooLarge, "payload_too_large"),
+    (errors.UnsupportedMediaType, "unsupported_media_type"),
+    (errors.Unprocessable, "invalid_value"), (errors.TooManyRequests, "too_many_requests"),
+    (errors.UpstreamFailed, "upstream_error"), (errors.ServiceUnavailable, "unavailable"),
+    (ModelNotFound, "model_not_found"), (AgentUnavailable, "agent_unavailable"),
+    (ChatNotFound, "chat_not_found"), (InvalidApiKey, "invalid_api_key"),
+    (RateLimited, "rate_limit_exceeded"), (HttpRefusal, "bad_request"),
+])
+def test_each_kind_of_refusal_has_its_code_unless_one_is_given(kind, code):
+    assert kind("x").code == code
+    assert kind("x", code="other").code == "other"
+
+
 def _answer(path: str, error: errors.ApiError) -> tuple[int, dict, dict[bytes, bytes]]:
     response = error_response(Request("GET", path.encode(), []), error)
     body = json.loads(response.content.body)

@@ -32,6 +32,34 @@ async def test_a_model_name_belongs_to_one_provider(api, services):
     assert clash.status_code == 409 and clash.json()["error"]["code"] == "model_taken"
 
 
+async def test_a_deleted_provider_is_on_record_by_its_name_and_frees_its_models(api, services):
+    from app.tables import AuditEntry
+
+    admin = await api.as_new_user(services, "boss@example.org", role="admin")
+    body = {"name": "gone", "base_url": "http://127.0.0.1:9", "models": ["m"]}
+    provider = (await api.post("/api/admin/providers", headers=admin, json=body)).json()
+    url = f"/api/admin/providers/{provider['id']}"
+    assert (await api.delete(url, headers=admin)).status_code == 204
+    assert (await api.get(url, headers=admin)).status_code == 404
+    entries = await AuditEntry.select().where(AuditEntry.kind == "provider.deleted").output(
+        load_json=True)
+    assert [(e["subject"], e["data"]) for e in entries] == [(provider["id"], {"name": "gone"})]
+    body["name"] = "again"  # its model name is free once it is gone
+    assert (await api.post("/api/admin/providers", headers=admin, json=body)).status_code == 201
+
+
+async def test_a_provider_change_keeps_what_is_not_sent_and_a_null_key_removes_the_key(
+        api, services):
+    admin = await api.as_new_user(services, "boss@example.org", role="admin")
+    provider = (await api.post("/api/admin/providers", headers=admin, json={
+        "name": "p", "base_url": "http://127.0.0.1:9", "api_key": "k", "models": ["m"]})).json()
+    url = f"/api/admin/providers/{provider['id']}"
+    renamed = (await api.patch(url, headers=admin, json={"name": "q", "models": None})).json()
+    assert (renamed["name"], renamed["models"], renamed["api_key_set"]) == ("q", ["m"], True)
+    keyless = (await api.patch(url, headers=admin, json={"api_key": None})).json()
+    assert (keyless["name"], keyless["api_key_set"]) == ("q", False)
+
+
 async def test_a_users_own_key_replaces_the_instance_key(api, services):
     admin = await api.as_new_user(services, "boss@example.org", role="admin")
     ann = await api.as_new_user(services, "ann@example.org")

@@ -15,7 +15,7 @@ from app.bundle import Services
 from app.config import BootConfig
 from app.errors import Conflict
 from app.piccolo_migrations.svc_2026_11_25t10_00_00_000000 import STATEMENTS
-from app.tables import Agent, HttpToolOffer
+from app.tables import Agent, AuditEntry, HttpToolOffer
 from core.pipeline import ToolFinished, ToolStatus
 from tests.app.services.test_pipeline import add_agent, only, turn
 from tests.app.services.test_pipeline import owner  # noqa: F401  (fixture: an account id)
@@ -54,6 +54,9 @@ async def test_admin_creates_lists_changes_and_deletes_a_tool(api, admin):
     assert cleared.json()["secret_header_name"] is None
     assert (await api.delete(url, headers=admin)).status_code == 204
     assert (await api.get(url, headers=admin)).status_code == 404
+    entries = await AuditEntry.select().where(AuditEntry.kind == "http_tool.deleted").output(
+        load_json=True)
+    assert [(e["subject"], e["data"]) for e in entries] == [(tool["id"], {"name": "weather"})]
 
 
 async def test_the_secret_value_is_never_returned(api, admin):
