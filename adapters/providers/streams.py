@@ -142,6 +142,8 @@ class RawRelay(_EventStreamReader):
                 if held:  # trailing bytes after the last event: relay them too
                     return held
                 raise StopAsyncIteration
+            if self.tally.observe_plain_read(self._parser, data):
+                return data  # the usual read: content chunks only, nothing held back
             with map_exceptions(self._upstream, answering=True):
                 events = self._parser.feed(data)
                 for event in events:

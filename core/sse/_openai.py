@@ -10,13 +10,14 @@ failure is a ``RemoteProtocolError`` so it maps to one upstream error type.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 from core import jsonfast
 
 from core.errors import RemoteProtocolError
-from core.sse._parser import ServerSentEvent
+from core.sse._parser import ServerSentEvent, SSEParser
 
 __all__ = [
     "DONE",
@@ -48,6 +49,11 @@ DONE: Final = _Done()
 # whitespace variants ("usage" : null) only cost an extra decode, never a miss.
 _NULL_FINISH = ('"finish_reason":null', '"finish_reason": null')
 _NULL_USAGE = ('"usage":null', '"usage": null')
+# The same rules over a read of whole one-line events: each line holds a null finish
+# reason (the atomic group takes the first, so a line full of them costs no
+# backtracking), and every "usage" in the read is a null one.
+_EACH_FINISH_NULL = re.compile(rb'(?:(?>[^\n]*?"finish_reason": ?null)[^\n]*+\n\n)+')
+_USAGE, _NULL_USAGE_BYTES = b'"usage"', tuple(marker.encode() for marker in _NULL_USAGE)
 
 
 def decode_json_object(data: str | bytes, what: str = "body") -> dict[str, Any]:
@@ -181,6 +187,25 @@ class StreamTally:
         ):
             return  # an ordinary content chunk: nothing to account for
         self._account(decode_json_object(data, "stream chunk"))
+
+    def observe_plain_read(self, parser: SSEParser, data: bytes) -> bool:
+        """Account for a relayed read at once when it is only ordinary content chunks.
+
+        True when ``data`` is whole one-line ``data: `` events (``parser`` moves past
+        them unbuilt) and each would have passed ``observe_event`` as an ordinary chunk:
+        only the count changes. False when nothing changed: feed ``parser`` and observe
+        its events. ASCII markers are found in the bytes exactly when they are in the
+        decoded text, as replacement characters never swallow an ASCII byte.
+        """
+        if (b'"error"' in data
+                or data.count(_USAGE) != sum(data.count(null) for null in _NULL_USAGE_BYTES)
+                or _EACH_FINISH_NULL.fullmatch(data) is None):
+            return False
+        count = parser.skip_data_events(data)
+        if count is None:
+            return False
+        self.chunks += count
+        return True
 
     def observe(self, chunk: dict[str, Any] | _Done) -> None:
         """Account for one decoded chunk (or ``DONE``)."""

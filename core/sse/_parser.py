@@ -165,6 +165,36 @@ class SSEParser:
         self._pending = 0
         return events
 
+    def skip_data_events(self, data: bytes) -> int | None:
+        """Move past a chunk of plain events without building them; how many it held.
+
+        A plain chunk is whole events, each a single ``data: `` line ended by ``\\n\\n``,
+        no CR, none over the size cap, read from between events: ``feed`` would only
+        have returned those events, and left nothing else changed. A relay that needs
+        no more than their count (and has looked at their bytes itself) saves building
+        them. Any other chunk returns None, and must be fed.
+        """
+        blank_lines = data.count(b"\n\n")
+        if not (
+            data[:6] == b"data: " and data[-2:] == b"\n\n"
+            # every LF is one of a blank-line pair, so each event is one line ...
+            and data.count(b"\n") == 2 * blank_lines
+            # ... and each one after the first is a data line too
+            and data.count(b"\n\ndata: ") == blank_lines - 1
+            and b"\r" not in data
+            # the longest event is shorter than the chunk; _feed_whole_events counts
+            # an event's size from its fifth byte on
+            and len(data) - 7 <= self._max_event_bytes
+            and self._broken is None
+        ):
+            return None
+        if self._at_start and not self._buffer:
+            self._at_start = False  # "d" cannot begin a BOM
+        if not self._clean():
+            return None
+        self._pending = 0
+        return blank_lines
+
     def feed_eof(self) -> bool:
         """End the stream. True when an unfinished event was discarded (spec rule)."""
         if self._broken is not None:

@@ -1,0 +1,142 @@
+"""Relayed streams: counting a read of plain content chunks is the full tally's work.
+
+``StreamTally.observe_plain_read`` takes a read of whole, ordinary content chunks at
+once: the parser moves past them unbuilt and only the chunk count grows. ``relay``
+below is ``RawRelay``'s loop without the I/O; offered every read first or never, it
+must relay the same bytes, end with the same tally and parser, and fail the same way.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.errors import RemoteProtocolError
+from core.sse import SSEParser, StreamTally
+from tests.core.test_sse_fast_path import _blocks, _chunks
+
+
+def relay(chunks: list[bytes], cap: int, *, plain_first: bool) -> tuple:
+    parser, tally = SSEParser(cap), StreamTally()
+    relayed, held, failure = [], b"", None
+    try:
+        for data in chunks:
+            if plain_first and tally.observe_plain_read(parser, data):
+                relayed.append(data)
+                continue
+            for event in parser.feed(data):
+                tally.observe_event(event)
+            data = held + data
+            pending = parser.pending_bytes
+            data, held = (data, b"") if pending == 0 else (data[:-pending], data[-pending:])
+            relayed.append(data)
+        parser.feed_eof()
+    except RemoteProtocolError as exc:
+        failure = (str(exc), exc.hint)
+    return (b"".join(relayed), held, failure, parser.pending_bytes, parser.last_event_id,
+            tally.done, tally.error, tally.finish_reason, tally.usage, tally.chunks)
+
+
+def _content(text: str, finish: str | None = None, spaced: bool = False, **extra) -> bytes:
+    chunk = {"choices": [{"delta": {"content": text}, "finish_reason": finish}], **extra}
+    return json.dumps(chunk, separators=(", ", ": ") if spaced else (",", ":")).encode()
+
+
+_texts = st.text(alphabet='ab "\\é\n:[]', max_size=10)
+_payloads = st.one_of(
+    # the usual chunk, in both spacings, with or without a null usage
+    st.builds(_content, _texts, spaced=st.booleans()),
+    st.builds(lambda text, spaced: _content(text, spaced=spaced, usage=None), _texts, st.booleans()),
+    # the ones accounting needs
+    st.builds(_content, _texts, st.sampled_from(["stop", "length"]), st.booleans()),
+    st.just(_content("", usage={"prompt_tokens": 3, "completion_tokens": 5})),
+    st.just(b'{"choices":[],"usage":{"total_tokens":8}}'),
+    st.just(b'{"choices":[{"finish_reason":null},{"finish_reason":null}],"usage":{"n":1}}'),
+    st.just(b'{"error": {"message": "overloaded", "code": 503}}'),
+    st.just(b'{"choices":[{"finish_reason":null}],"error":"late"}'),
+    st.just(b"[DONE]"),
+    # a null finish reason alone is not a chunk: the full path decodes and rejects it
+    st.just(b'"finish_reason":null'),
+    st.just(b'{"finish_reason": null, "usage" :{"x":1}}'),
+    st.just(b"{}"),
+    st.just(b"not json"),
+    st.binary(max_size=6).map(lambda junk: b'{"finish_reason":null,"x":"' + junk + b'"}'),
+    # a CR ends a line too: here the id it starts is the parser's to note
+    st.just(b'{"finish_reason":null}\rid: 9'),
+)
+# What begins an event's first line: nearly always data, but a comment or another
+# field holding a chunk's text must not count as one.
+_line_starts = st.sampled_from([b"data: "] * 6 + [b"data:", b": ", b"id: ", b"event: "])
+_extra_lines = st.sampled_from([b": keep-alive", b"id: 7", b"event: message", b"retry: 10",
+                                b"data", b"data:" + _content("x")])
+
+
+@st.composite
+def _events(draw) -> bytes:
+    lines = [draw(_line_starts) + draw(_payloads)]
+    if draw(st.integers(0, 4)) == 0:  # now and then, another line in the event
+        lines.insert(draw(st.integers(0, 1)), draw(_extra_lines))
+    event = b"\n".join(lines) + b"\n\n"
+    if draw(st.integers(0, 5)) == 0:
+        event = event.replace(b"\n", b"\r\n")
+    if draw(st.integers(0, 8)) == 0:
+        event = b": comment\n\n" + event
+    return event
+
+
+@settings(max_examples=800)
+@given(blocks=st.lists(st.tuples(_events(), st.sampled_from([0, 1, 1, 2])), max_size=12),
+       cuts=st.lists(st.integers(min_value=0), max_size=3), bom=st.booleans(),
+       cap=st.sampled_from([40, 90, 4096]))
+def test_plain_reads_first_relays_and_tallies_what_the_parser_alone_does(blocks, cuts, bom, cap):
+    chunks = _chunks(blocks, cuts)
+    if bom and chunks:
+        chunks[0] = b"\xef\xbb\xbf" + chunks[0]
+    assert relay(chunks, cap, plain_first=True) == relay(chunks, cap, plain_first=False)
+
+
+@settings(max_examples=500)
+@given(blocks=st.lists(_blocks, min_size=1, max_size=4), cap=st.sampled_from([12, 40, 4096]))
+def test_skipping_data_events_is_feeding_them_without_building_them(blocks, cap):
+    data = b"".join(blocks)
+    skipping, feeding = SSEParser(cap), SSEParser(cap)
+    skipped = skipping.skip_data_events(data)
+    if skipped is None:
+        return
+    events = feeding.feed(data)
+    assert [event.event for event in events] == ["message"] * skipped
+    assert (skipping.pending_bytes, skipping.last_event_id) == (feeding.pending_bytes,
+                                                                feeding.last_event_id)
+    after = b"retry: 5\ndata: next\n\n"  # and both go on the same way
+    assert skipping.feed(after) == feeding.feed(after)
+
+
+def test_a_read_of_content_chunks_only_counts_them():
+    parser, tally = SSEParser(), StreamTally()
+    read = b"data: " + _content("Hel") + b"\n\ndata: " + _content("lo", spaced=True) + b"\n\n"
+    assert tally.observe_plain_read(parser, read)
+    assert (tally.chunks, tally.finish_reason, tally.usage, tally.complete) == (2, None, None, False)
+    assert parser.pending_bytes == 0
+
+
+def test_a_read_that_accounting_needs_is_left_to_the_parser():
+    finishing = b"data: " + _content("", "stop") + b"\n\n"
+    plain = b"data: " + _content("x") + b"\n\n"
+    for read in (finishing, plain + b"data: [DONE]\n\n", plain[:-1], plain.replace(b"\n", b"\r\n"),
+                 b"data: " + _content("", usage={"total_tokens": 1}) + b"\n\n",
+                 b'data: {"error": {"message": "x"}}\n\n', b": ping\n\n" + plain,
+                 b"id: 1\n" + plain, plain + b"\n\n" + plain):
+        parser, tally = SSEParser(), StreamTally()
+        assert not tally.observe_plain_read(parser, read), read
+        assert tally.chunks == 0
+
+
+def test_a_read_after_a_partial_event_is_left_to_the_parser():
+    parser, tally = SSEParser(), StreamTally()
+    plain = b"data: " + _content("x") + b"\n\n"
+    parser.feed(plain[:10])
+    assert not tally.observe_plain_read(parser, plain)
+    capped = SSEParser(len(plain) - 8)  # just under what the event needs
+    assert not tally.observe_plain_read(capped, plain)
