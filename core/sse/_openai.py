@@ -49,11 +49,12 @@ DONE: Final = _Done()
 # whitespace variants ("usage" : null) only cost an extra decode, never a miss.
 _NULL_FINISH = ('"finish_reason":null', '"finish_reason": null')
 _NULL_USAGE = ('"usage":null', '"usage": null')
-# The same rules over a read of whole one-line events: each line holds a null finish
-# reason (the atomic group takes the first, so a line full of them costs no
-# backtracking), and every "usage" in the read is a null one.
-_EACH_FINISH_NULL = re.compile(rb'(?:(?>[^\n]*?"finish_reason": ?null)[^\n]*+\n\n)+')
-_USAGE, _NULL_USAGE_BYTES = b'"usage"', tuple(marker.encode() for marker in _NULL_USAGE)
+# The same rules in bytes, for a read of whole events (see observe_plain_read). Each
+# ``\n\n``-ended line holds a null finish reason; the greedy run finds the last one
+# from the line's end, where OpenAI writes it, and the atomic group keeps a failing
+# line from retrying the lines before it.
+_EACH_FINISH_NULL = re.compile(rb'(?>[^\n]*"finish_reason": ?null[^\n]*\n\n)+')
+_NULL_USAGE_BYTES = tuple(marker.encode() for marker in _NULL_USAGE)
 
 
 def decode_json_object(data: str | bytes, what: str = "body") -> dict[str, Any]:
@@ -197,9 +198,13 @@ class StreamTally:
         its events. ASCII markers are found in the bytes exactly when they are in the
         decoded text, as replacement characters never swallow an ASCII byte.
         """
-        if (b'"error"' in data
-                or data.count(_USAGE) != sum(data.count(null) for null in _NULL_USAGE_BYTES)
-                or _EACH_FINISH_NULL.fullmatch(data) is None):
+        if b'"error"' in data:
+            return False
+        usages = data.count(b'"usage"')
+        if usages and usages != data.count(_NULL_USAGE_BYTES[1]) and usages != data.count(
+                _NULL_USAGE_BYTES[0]):
+            return False  # a usage object, or nulls written both ways: let the parser see
+        if _EACH_FINISH_NULL.fullmatch(data) is None:
             return False
         count = parser.skip_data_events(data)
         if count is None:

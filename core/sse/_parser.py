@@ -174,13 +174,13 @@ class SSEParser:
         no more than their count (and has looked at their bytes itself) saves building
         them. Any other chunk returns None, and must be fed.
         """
-        blank_lines = data.count(b"\n\n")
+        newlines = data.count(b"\n")
+        events = newlines // 2
         if not (
-            data[:6] == b"data: " and data[-2:] == b"\n\n"
-            # every LF is one of a blank-line pair, so each event is one line ...
-            and data.count(b"\n") == 2 * blank_lines
-            # ... and each one after the first is a data line too
-            and data.count(b"\n\ndata: ") == blank_lines - 1
+            data[:6] == b"data: " and data[-2:] == b"\n\n" and not newlines % 2
+            # every LF is in a pair that ends the chunk or comes before a data line,
+            # so each event is one line (one event: its pair is the chunk's end)
+            and (events == 1 or data.count(b"\n\ndata: ") == events - 1)
             and b"\r" not in data
             # the longest event is shorter than the chunk; _feed_whole_events counts
             # an event's size from its fifth byte on
@@ -193,7 +193,7 @@ class SSEParser:
         if not self._clean():
             return None
         self._pending = 0
-        return blank_lines
+        return events
 
     def feed_eof(self) -> bool:
         """End the stream. True when an unfinished event was discarded (spec rule)."""

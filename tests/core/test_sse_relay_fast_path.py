@@ -97,8 +97,15 @@ def test_plain_reads_first_relays_and_tallies_what_the_parser_alone_does(blocks,
     assert relay(chunks, cap, plain_first=True) == relay(chunks, cap, plain_first=False)
 
 
+# Short runs of lines, so that a stray line among data lines is often drawn.
+_line_runs = st.lists(st.sampled_from([b"data: a", b"data: bb", b"data:c", b"id: 5", b": d", b"",
+                                       b"event: e", b"data: \r"]), max_size=6).map(
+    lambda lines: b"\n".join(lines) + b"\n\n")
+
+
 @settings(max_examples=500)
-@given(blocks=st.lists(_blocks, min_size=1, max_size=4), cap=st.sampled_from([12, 40, 4096]))
+@given(blocks=st.lists(st.one_of(_blocks, _line_runs), min_size=1, max_size=4),
+       cap=st.sampled_from([12, 40, 4096]))
 def test_skipping_data_events_is_feeding_them_without_building_them(blocks, cap):
     data = b"".join(blocks)
     skipping, feeding = SSEParser(cap), SSEParser(cap)
