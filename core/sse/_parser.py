@@ -169,8 +169,8 @@ class SSEParser:
         """Move past a chunk of plain events without building them; how many it held.
 
         A plain chunk is whole events, each a single ``data: `` line ended by ``\\n\\n``,
-        no CR, none over the size cap, read from between events: ``feed`` would only
-        have returned those events, and left nothing else changed. A relay that needs
+        no CR, none over the size cap, read from between events with no byte pending:
+        ``feed`` would only have returned those events, and left nothing else changed. A relay that needs
         no more than their count (and has looked at their bytes itself) saves building
         them. Any other chunk returns None, and must be fed.
         """
@@ -190,9 +190,10 @@ class SSEParser:
             return None
         if self._at_start and not self._buffer:
             self._at_start = False  # "d" cannot begin a BOM
-        if not self._clean():
+        # A pending byte between events is the LF of a CRLF cut after its CR: a relay
+        # holds it back, to go out before this chunk.
+        if not self._clean() or self._pending:
             return None
-        self._pending = 0
         return events
 
     def feed_eof(self) -> bool:
