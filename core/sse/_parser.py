@@ -170,9 +170,9 @@ class SSEParser:
 
         A plain chunk is whole events, each a single ``data: `` line ended by ``\\n\\n``,
         no CR, none over the size cap, read from between events with no byte pending:
-        ``feed`` would only have returned those events, and left nothing else changed. A relay that needs
-        no more than their count (and has looked at their bytes itself) saves building
-        them. Any other chunk returns None, and must be fed.
+        ``feed`` would only have returned those events, and left nothing else changed.
+        A relay that needs no more than their count (and has looked at their bytes
+        itself) saves building them. Any other chunk returns None, and must be fed.
         """
         newlines = data.count(b"\n")
         events = newlines // 2

@@ -48,7 +48,8 @@ _texts = st.text(alphabet='ab "\\é\n:[]', max_size=10)
 _payloads = st.one_of(
     # the usual chunk, in both spacings, with or without a null usage
     st.builds(_content, _texts, spaced=st.booleans()),
-    st.builds(lambda text, spaced: _content(text, spaced=spaced, usage=None), _texts, st.booleans()),
+    st.builds(lambda text, spaced: _content(text, spaced=spaced, usage=None),
+              _texts, st.booleans()),
     # the ones accounting needs
     st.builds(_content, _texts, st.sampled_from(["stop", "length"]), st.booleans()),
     st.just(_content("", usage={"prompt_tokens": 3, "completion_tokens": 5})),
@@ -128,7 +129,8 @@ def test_a_read_of_content_chunks_only_counts_them():
     parser, tally = SSEParser(), StreamTally()
     read = b"data: " + _content("Hel") + b"\n\ndata: " + _content("lo", spaced=True) + b"\n\n"
     assert tally.observe_plain_read(parser, read)
-    assert (tally.chunks, tally.finish_reason, tally.usage, tally.complete) == (2, None, None, False)
+    assert (tally.chunks, tally.finish_reason, tally.usage) == (2, None, None)
+    assert not tally.complete
     assert parser.pending_bytes == 0
 
 
