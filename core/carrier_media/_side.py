@@ -8,6 +8,7 @@ saw it first.
 
 from __future__ import annotations
 
+import abc
 import enum
 
 from ..errors import RemoteProtocolError
@@ -16,7 +17,7 @@ from ._codec import CloseCode, remote_error
 __all__ = ["StreamSide"]
 
 
-class StreamSide:
+class StreamSide(abc.ABC):
     """Base of ``CarrierConnection`` and ``CarrierStreamClient``: they set ``_state``
     and ``_error = None`` and name their failed state in ``_FAILED``; ``_take_text``
     reads one message, raising ``RemoteProtocolError`` for what it cannot take."""
@@ -47,5 +48,7 @@ class StreamSide:
             )
         raise self._error
 
+    @abc.abstractmethod
     def _take_text(self, text: str) -> None:
-        raise NotImplementedError
+        """Read one whole text message; raise ``RemoteProtocolError`` for what this end
+        cannot take."""
