@@ -230,13 +230,21 @@ def test_two_workers_serve_one_socket_and_the_socket_is_close_on_exec(deployment
     assert len(workers) == 2
     assert set(deployment.connection_on_each_worker()) == workers
     for pid in workers:
-        listening = [fd for fd in _socket_inodes(pid).values()
-                     if Path(f"/proc/{pid}/fd/{fd}").exists()]
-        flags = [int(re.search(r"flags:\s+(\d+)", Path(f"/proc/{pid}/fdinfo/{fd}")
-                               .read_text()).group(1), 8) for fd in listening]
+        flags = [flag for fd in _socket_inodes(pid).values()
+                 if (flag := _fd_flags(pid, fd)) is not None]
         # Every socket a worker holds (the listening one among them) is close-on-exec:
         # a program it runs, such as a speech subprocess, holds none.
         assert flags and all(flag & O_CLOEXEC for flag in flags), flags
+
+
+def _fd_flags(pid: int, fd: int) -> int | None:
+    """The open flags of a process's descriptor; None once it has closed (a client's
+    connection may end between listing the descriptors and reading one)."""
+    try:
+        info = Path(f"/proc/{pid}/fdinfo/{fd}").read_text()
+    except FileNotFoundError:
+        return None
+    return int(re.search(r"flags:\s+(\d+)", info).group(1), 8)
 
 
 def test_a_runtime_setting_reaches_every_worker(deployment):
