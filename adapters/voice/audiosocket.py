@@ -234,9 +234,11 @@ class AudioSocketTransport(CallTransport):
         """``relay.ReadChunk``: parse ``data``; True when only audio and keys came."""
         if not self._pending:
             # Most reads are one whole frame of audio: taken without events.
-            pcm = self.connection.audio_in(data)
+            connection = self.connection
+            pcm = connection.audio_in(data)
             if pcm is not None:
-                hold(self._at_line_rate(pcm, self.connection.rate))
+                hold(pcm if connection.rate == LINE_RATE
+                     else self._at_line_rate(pcm, connection.rate))
                 return True
         self._parse(data)
         return self._fault is None and self._give_audio(hold)
@@ -296,10 +298,15 @@ class AudioSocketTransport(CallTransport):
         connection = self.connection
 
         def write_frame(pcm: bytes) -> bool:
-            if connection.state is not ConnectionState.OPEN:
-                return True  # the caller is gone; nothing more is played
-            connection.send(SendAudio(self._peer_frame(pcm)))
-            data = connection.data_to_send()
+            if connection.rate != LINE_RATE:
+                pcm = self._peer_frame(pcm)
+            # Nearly every frame: laid out at once, nothing queued in the connection.
+            data = connection.audio_out(pcm)
+            if data is None:
+                if connection.state is not ConnectionState.OPEN:
+                    return True  # the caller is gone; nothing more is played
+                connection.send(SendAudio(pcm))
+                data = connection.data_to_send()
             try:
                 written = write_now(data)  # one send per frame
             except _STREAM_ERRORS as exc:

@@ -108,11 +108,16 @@ class Framer:
         self._pending = bytearray()
 
     def feed(self, pcm: bytes) -> list[bytes]:
-        self._pending += pcm
-        whole = len(self._pending) - len(self._pending) % FRAME_BYTES
-        frames = [bytes(self._pending[i:i + FRAME_BYTES]) for i in range(0, whole, FRAME_BYTES)]
-        del self._pending[:whole]
-        return frames
+        if self._pending:
+            self._pending += pcm
+            pcm = bytes(self._pending)
+            self._pending.clear()
+        elif type(pcm) is not bytes:
+            pcm = bytes(pcm)  # a bytearray's slices would be bytearrays
+        whole = len(pcm) - len(pcm) % FRAME_BYTES
+        self._pending += pcm[whole:]
+        # Slices of bytes: one copy a frame (of a bytearray it would be two).
+        return [pcm[i:i + FRAME_BYTES] for i in range(0, whole, FRAME_BYTES)]
 
     def flush(self) -> bytes | None:
         """The rest padded with silence to a whole frame, or None when nothing is left."""
@@ -256,7 +261,12 @@ class Player:
                     self._keep(taken[index:])
                     return self._refused()
                 self._refused_in_a_row = 0
-                self._sent(utterance, frame)
+                if utterance is None:
+                    self.silence_sent += 1
+                else:
+                    self.frames_sent += 1
+                    self.pacing.sent(1)
+                    self._on_sent(utterance, frame)
         except Exception as exc:
             self._fail(exc)
             return False
@@ -296,14 +306,6 @@ class Player:
         """Stop calling ``on_sent``: its owner is done (and, often holding this player,
         would otherwise be kept in a cycle with it)."""
         self._on_sent = _ignore_sent
-
-    def _sent(self, utterance: int | None, frame: bytes) -> None:
-        if utterance is None:
-            self.silence_sent += 1
-            return
-        self.frames_sent += 1
-        self.pacing.sent(1)
-        self._on_sent(utterance, frame)
 
     def _fail(self, exc: Exception) -> None:
         self._failure = exc

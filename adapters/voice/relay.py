@@ -58,8 +58,10 @@ class HandOver:
         self._on_audio = on_audio
         self._on_key = on_key
         self._stopped = anyio.Event()
+        self._stopping = False  # ``_stopped`` is set or being set: read at every chunk
         self._failure: BaseException | None = None  # raised in the session's task
         self._held: list[bytes | str] = []  # audio and keys read since the last ring
+        self._hold = self.hold  # bound once: given with every chunk read
 
     def deliver(self, item: bytes | str) -> None:
         """Give one piece of audio or one key to the session now."""
@@ -73,7 +75,8 @@ class HandOver:
         try:
             await self._stopped.wait()
         finally:
-            if not self._stopped.is_set():  # the call ended first: nothing more goes
+            if not self._stopping:  # the call ended first: nothing more goes
+                self._stopping = True
                 self._held.clear()
                 self._source.hand_over(None)
         if self._failure is not None:
@@ -81,12 +84,12 @@ class HandOver:
 
     def take(self, data: bytes) -> None:
         """The stream's read callback: one chunk read, ``b""`` at the end."""
-        if self._stopped.is_set():
+        if self._stopping:
             return
         try:
             # The end of the stream is left to the transport's reading: it tells a
             # close (a hangup) from a reset (a broken connection).
-            if data and self._read(data, self.hold):
+            if data and self._read(data, self._hold):
                 return
         except BaseException as exc:
             self._fail(exc)
@@ -103,16 +106,18 @@ class HandOver:
         """Everything held, to the session, in the order it came."""
         items = self._held.copy()
         self._held.clear()
+        on_audio, on_key = self._on_audio, self._on_key
         try:
             for item in items:
-                self.deliver(item)
+                hand_on(item, on_audio, on_key)
         except BaseException as exc:  # the session's own fault: raised in its task
             self._fail(exc)
             self.stop()
 
     def stop(self) -> None:
         """Take the stream back: nothing more is handed over."""
-        if not self._stopped.is_set():
+        if not self._stopping:
+            self._stopping = True
             self._source.hand_over(None)
             self._stopped.set()
 

@@ -315,7 +315,8 @@ class _CallSession:
             self._feed(voice.ConnectionLost())
 
     def _caller_audio(self, pcm: bytes) -> None:
-        self._record(pcm)
+        if self.recorder is not None:
+            self._record(pcm)
         events = self.detector.hear(rms(pcm), zero_crossings(pcm), len(pcm) // 2)
         self._keep(pcm, events)
         if not events:
@@ -372,8 +373,7 @@ class _CallSession:
             self.line_pending += frame
 
     def _record(self, caller: bytes) -> None:
-        if self.recorder is None:
-            return
+        assert self.recorder is not None
         line = bytes(self.line_pending[:len(caller)])
         del self.line_pending[:len(caller)]
         try:

@@ -178,16 +178,28 @@ class AudioSocketConnection:
         """Queue one outbound event; raises ``LocalProtocolError`` when the state does
         not allow it (audio before the identifier, anything after our hangup)."""
         if type(event) is SendAudio and self._state in _SENDING_AUDIO_STAYS:
-            # The common case, every 20 ms of a call: the table keeps the state. The
-            # same audio again (the one frame of silence a quiet line is sent) is laid
-            # out once.
-            pcm = event.pcm
-            if pcm is not self._last_pcm:
-                self._last_wire = encode_frame(self._audio_kind, self._checked_audio(pcm))
-                self._last_pcm = pcm
-            self._outgoing.append(self._last_wire)
+            # The common case, every 20 ms of a call: the table keeps the state.
+            self._outgoing.append(self._audio_frame(event.pcm))
             return
         self._send_by_table(event)
+
+    def audio_out(self, pcm: bytes) -> bytes | None:
+        """The bytes to write for our audio ``pcm`` when nothing else waits to be sent
+        and audio changes nothing: the common send, every 20 ms of a call, made at once
+        with no event and nothing queued. Otherwise None, with nothing taken: send
+        ``SendAudio(pcm)``. Raises ``LocalProtocolError`` as ``send`` does for audio
+        that is not a whole frame at ``rate``."""
+        if self._outgoing or self._state not in _SENDING_AUDIO_STAYS:
+            return None
+        return self._audio_frame(pcm)
+
+    def _audio_frame(self, pcm: bytes) -> bytes:
+        # The same audio again (the one frame of silence a quiet line is sent) is laid
+        # out once.
+        if pcm is not self._last_pcm:
+            self._last_wire = encode_frame(self._audio_kind, self._checked_audio(pcm))
+            self._last_pcm = pcm
+        return self._last_wire
 
     def _send_by_table(self, event: SendAudio | SendHangup) -> None:
         """``send`` for any event in any state: the outbound table decides."""

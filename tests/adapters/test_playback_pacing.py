@@ -388,3 +388,18 @@ async def test_a_ticker_rung_by_a_task_serves_one_player():
     ticker.join(Player(SlotTransport("a", []), lambda u, f: None, ticker))
     with pytest.raises(ValueError):
         ticker.join(Player(SlotTransport("b", []), lambda u, f: None, ticker))
+
+
+@pytest.mark.parametrize("chunk_type", [bytes, bytearray, memoryview])
+def test_speech_is_cut_into_whole_frames_whatever_its_chunks(chunk_type):
+    size = playback.FRAME_BYTES
+    speech = bytes(range(256)) * 9  # 7 frames and 64 bytes
+    for cut in (1, 100, size, size + 1, 3 * size - 7, len(speech)):
+        framer = playback.Framer()
+        frames = []
+        for start in range(0, len(speech), cut):
+            frames += framer.feed(chunk_type(speech[start:start + cut]))
+        last = framer.flush()
+        assert all(type(frame) is bytes and len(frame) == size for frame in frames)
+        assert last is not None and len(last) == size and framer.flush() is None
+        assert b"".join(frames) + last == speech.ljust(8 * size, b"\0")

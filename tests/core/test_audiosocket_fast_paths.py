@@ -38,7 +38,8 @@ class TableOnly(AudioSocketConnection):
 
 class WholeFramesFirst(AudioSocketConnection):
     """Every read offered to ``audio_in`` first, as the transport does; what it takes
-    stands for the event the tables would have made of it."""
+    stands for the event the tables would have made of it. Likewise every send of
+    audio to ``audio_out``."""
 
     def receive_data(self, data: bytes) -> None:
         pcm = self.audio_in(data)
@@ -46,6 +47,15 @@ class WholeFramesFirst(AudioSocketConnection):
             super().receive_data(data)
         else:
             self._events.append(AudioReceived(pcm=pcm, rate=self.rate))
+
+    def send(self, event: SendAudio | SendHangup) -> None:
+        """Audio offered to ``audio_out`` first, as the player's writer does; what it
+        gives stands for what ``send`` would have queued."""
+        wire = self.audio_out(event.pcm) if type(event) is SendAudio else None
+        if wire is None:
+            super().send(event)
+        else:
+            self._outgoing.append(wire)
 
 
 def test_a_read_of_one_whole_audio_frame_is_taken_at_once():
@@ -62,6 +72,23 @@ def test_a_read_of_one_whole_audio_frame_is_taken_at_once():
         assert connection.audio_in(not_whole) is None
     connection.receive_data(audio[:5])  # a frame begun: the rest is the buffer's
     assert connection.audio_in(audio) is None
+
+
+def test_our_audio_is_laid_out_at_once_when_nothing_waits_to_be_sent():
+    connection = AudioSocketConnection()
+    silence = bytes(frame_bytes(connection.rate))
+    assert connection.audio_out(silence) is None  # before the identifier: the tables' say
+    connection.receive_data(frame(Kind.IDENTIFIER, uuid.UUID(int=1).bytes))
+    assert connection.audio_out(silence) == frame(Kind.AUDIO, silence)
+    assert connection.data_to_send() == b""  # nothing was queued
+    with pytest.raises(LocalProtocolError, match="got 319"):
+        connection.audio_out(silence[:-1])
+    connection.send(SendAudio(silence))
+    assert connection.audio_out(silence) is None  # behind what waits to be sent
+    connection.data_to_send()
+    connection.send(SendHangup())
+    assert connection.audio_out(silence) is None and connection.data_to_send() == frame(
+        Kind.HANGUP)
 
 
 def test_the_shortcut_states_are_read_off_the_tables():
