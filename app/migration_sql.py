@@ -1,4 +1,4 @@
-"""Helper for migrations written as SQL: run statements inside the migration's transaction.
+"""Helpers for migrations written as SQL: run statements inside the migration's transaction.
 
 Our migrations are hand-written SQL inside Piccolo's migration runner, because the
 constraints svc relies on (exclusion constraints, partial and GIN indexes, triggers)
@@ -9,6 +9,7 @@ nothing half-applied.
 
 from typing import Awaitable, Callable
 
+from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.engine import engine_finder
 
 
@@ -25,3 +26,23 @@ def sql_step(statements: list[str]) -> Callable[[], Awaitable[None]]:
                 await engine._run_in_new_connection(statement)
 
     return run
+
+
+def sql_migration(
+    migration_id: str, description: str, statements: list[str]
+) -> Callable[[], Awaitable[MigrationManager]]:
+    """A migration module's ``forwards``: one step running ``statements`` in order.
+
+    Piccolo imports each migration module, reads its ``ID``, ``VERSION`` and
+    ``DESCRIPTION``, and awaits its ``forwards()`` for the manager to run; every
+    migration of ours is that one manager around its list of statements.
+    """
+
+    async def forwards() -> MigrationManager:
+        manager = MigrationManager(
+            migration_id=migration_id, app_name="svc", description=description
+        )
+        manager.add_raw(sql_step(statements))
+        return manager
+
+    return forwards

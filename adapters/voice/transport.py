@@ -16,13 +16,14 @@ it does not). A session asks for them by name, never by probing.
 The engine shapes are the protocols of ``adapters.speech.base`` (synthesis,
 recognition, turn detection), declared there once and named here for the session;
 being protocols, any object of that shape drives a session, fakes included.
+``CallEngines`` holds the three a call talks through.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Protocol
+from dataclasses import dataclass
 
 from adapters.speech.base import Recogniser, Synthesiser, TurnDetector
 
@@ -126,9 +127,12 @@ async def pull_audio(transport: CallTransport, on_audio: Callable[[bytes], None]
         hand_on(item, on_audio, on_key)
 
 
-class CallEngines(Protocol):
-    """The engines of calls (``app.telephony.speech_engines.CallEngines``)."""
+@dataclass(frozen=True, slots=True)
+class CallEngines:
+    """The engines of one call (chosen by ``app.telephony.speech_engines``).
+    ``turn_detector`` is None when no turn-detection service is configured
+    (``voice.turn_detection_url`` empty)."""
 
     synthesiser: Synthesiser
     recogniser: Recogniser
-    turn_detector: TurnDetector | None
+    turn_detector: TurnDetector | None = None

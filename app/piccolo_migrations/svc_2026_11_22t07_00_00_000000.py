@@ -9,9 +9,7 @@ word how many passages hold it, so it is right whichever way passages come and g
 (a document deleted, a Library deleted through the cascade).
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.migration_sql import sql_step
+from app.migration_sql import sql_migration
 
 ID = "2026-11-22T07:00:00:000000"
 VERSION = "1.38.0"
@@ -76,7 +74,4 @@ STATEMENTS = [
 ]
 
 
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
-    manager.add_raw(sql_step(STATEMENTS))
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, STATEMENTS)

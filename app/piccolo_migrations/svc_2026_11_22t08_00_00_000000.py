@@ -6,9 +6,7 @@ calls in progress, ``telephony_signature_failure`` counts failed carrier signatu
 per address, and ``telephony_ticket`` holds the single-use tickets.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.migration_sql import sql_step
+from app.migration_sql import sql_migration
 
 ID = "2026-11-22T08:00:00:000000"
 VERSION = "1.38.0"
@@ -117,7 +115,4 @@ STATEMENTS = [
 ]
 
 
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
-    manager.add_raw(sql_step(STATEMENTS))
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, STATEMENTS)

@@ -7,9 +7,7 @@ Appointments and enquiries outlive their call (``call_id`` is set null when the 
 goes; spec: telephony.md "Retention periods").
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.migration_sql import sql_step
+from app.migration_sql import sql_migration
 
 ID = "2026-11-23T02:00:00:000000"
 VERSION = "1.38.0"
@@ -102,7 +100,4 @@ STATEMENTS = [
 ]
 
 
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
-    manager.add_raw(sql_step(STATEMENTS))
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, STATEMENTS)

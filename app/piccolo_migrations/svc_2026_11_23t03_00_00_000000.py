@@ -8,9 +8,7 @@ row keeps one ``idempotency_key`` over all its retries; ``notify_attempt`` recor
 every attempt, the live tests of a target included.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.migration_sql import sql_step
+from app.migration_sql import sql_migration
 
 ID = "2026-11-23T03:00:00:000000"
 VERSION = "1.38.0"
@@ -84,7 +82,4 @@ STATEMENTS = [
 ]
 
 
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
-    manager.add_raw(sql_step(STATEMENTS))
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, STATEMENTS)

@@ -8,9 +8,7 @@ request (a key's counter, ``last_used_at``) send nothing. The payload is the cha
 token (``svc.auth_change``), empty when the change set none.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.migration_sql import sql_step
+from app.migration_sql import sql_migration
 
 ID = "2026-11-23T04:00:00:000000"
 VERSION = "1.38.0"
@@ -39,7 +37,4 @@ STATEMENTS = [
 ]
 
 
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
-    manager.add_raw(sql_step(STATEMENTS))
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, STATEMENTS)

@@ -14,9 +14,7 @@ attached by them to an agent. So that no running agent changes, every HTTP tool 
 agent already names is offered here to that agent's owner.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.migration_sql import sql_step
+from app.migration_sql import sql_migration
 
 ID = "2026-11-25T10:00:00:000000"
 VERSION = "1.38.0"
@@ -65,7 +63,4 @@ STATEMENTS = [
 ]
 
 
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
-    manager.add_raw(sql_step(STATEMENTS))
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, STATEMENTS)

@@ -1,9 +1,7 @@
 """An account whose password must be changed before anything else: the first
 superadmin, whose one-time password was printed to the terminal at start."""
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.migration_sql import sql_step
+from app.migration_sql import sql_migration
 
 ID = "2026-11-25T18:40:00:000000"
 VERSION = "1.38.0"
@@ -14,7 +12,4 @@ STATEMENTS = [
 ]
 
 
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
-    manager.add_raw(sql_step(STATEMENTS))
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, STATEMENTS)

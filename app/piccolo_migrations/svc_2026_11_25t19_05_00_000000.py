@@ -4,9 +4,7 @@ A key's limit state becomes one instant, its theoretical arrival time, in
 microseconds since the epoch; the per-minute counter and its window go.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.migration_sql import sql_step
+from app.migration_sql import sql_migration
 
 ID = "2026-11-25T19:05:00:000000"
 VERSION = "1.38.0"
@@ -18,7 +16,4 @@ STATEMENTS = [
 ]
 
 
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
-    manager.add_raw(sql_step(STATEMENTS))
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, STATEMENTS)

@@ -4,9 +4,7 @@ A process whose scheduler fires inserts (job, slot) first; the one whose insert
 lands runs the job, every other process (worker or host) skips that slot.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.migration_sql import sql_step
+from app.migration_sql import sql_migration
 
 ID = "2026-11-25T19:35:00:000000"
 VERSION = "1.38.0"
@@ -21,7 +19,4 @@ STATEMENTS = [
 ]
 
 
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
-    manager.add_raw(sql_step(STATEMENTS))
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, STATEMENTS)

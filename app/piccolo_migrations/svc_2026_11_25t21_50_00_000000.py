@@ -6,9 +6,7 @@ per answered turn of a call, how long after the end of the caller's speech the a
 was asked, wrote its first words, sent its first audio and finished speaking.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.migration_sql import sql_step
+from app.migration_sql import sql_migration
 
 ID = "2026-11-25T21:50:00:000000"
 VERSION = "1.38.0"
@@ -28,7 +26,4 @@ STATEMENTS = [
 ]
 
 
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
-    manager.add_raw(sql_step(STATEMENTS))
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, STATEMENTS)

@@ -6,9 +6,7 @@ line's account. ``busy_until`` lets one turn run at a time across every process;
 process that stopped mid-turn frees it when the time passes.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.migration_sql import sql_step
+from app.migration_sql import sql_migration
 
 ID = "2026-11-25T21:55:00:000000"
 VERSION = "1.38.0"
@@ -30,7 +28,4 @@ STATEMENTS = [
 ]
 
 
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
-    manager.add_raw(sql_step(STATEMENTS))
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, STATEMENTS)

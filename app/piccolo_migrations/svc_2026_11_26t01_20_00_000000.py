@@ -6,9 +6,7 @@ live leases to say whether every serving process â€” every worker, every host â€
 where ``telephony.pbx_listen`` says, not only the process that was asked.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.migration_sql import sql_step
+from app.migration_sql import sql_migration
 
 ID = "2026-11-26T01:20:00:000000"
 VERSION = "1.38.0"
@@ -17,7 +15,4 @@ DESCRIPTION = "each process's audio listener in its lease"
 STATEMENTS = ["ALTER TABLE telephony_lease ADD COLUMN pbx_listen text"]
 
 
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="svc", description=DESCRIPTION)
-    manager.add_raw(sql_step(STATEMENTS))
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, STATEMENTS)

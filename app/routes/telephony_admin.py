@@ -16,7 +16,7 @@ from app.errors import Unprocessable
 from app.http.bodies import Body, change_body, read_body
 from app.http.docs import accepts
 from app.http.errors import json_response
-from app.http.guards import break_glass, with_permission
+from app.http.guards import break_glass, query_value, with_permission
 from app.http.query_dates import checked_range, day_start, query_date
 from app.telephony.calls import DEFAULT_PAGE
 from app.telephony.features import checked_key
@@ -70,11 +70,6 @@ class FeatureValueBody(Body):
 def _given(body: Body) -> dict:
     """The fields the client sent, explicit nulls included (absent ones are kept)."""
     return {name: getattr(body, name) for name in body.model_fields_set}
-
-
-def _query(request: Request, name: str) -> str | None:
-    values = request.query.get(name)
-    return values[0] if values else None
 
 
 # -- settings resource and readiness
@@ -138,7 +133,7 @@ async def release_line(request: Request, svc: Services, line_id: str) -> None:
 
 async def list_calls(request: Request, svc: Services) -> Response:
     await with_permission(request, svc, "telephony.manage")
-    limit_text = _query(request, "limit")
+    limit_text = query_value(request, "limit")
     try:
         limit = int(limit_text) if limit_text is not None else DEFAULT_PAGE
     except ValueError:
@@ -146,10 +141,10 @@ async def list_calls(request: Request, svc: Services) -> Response:
     since, until = query_date(request, "since"), query_date(request, "until")
     checked_range(since, until)
     page = await svc.telephony.calls.page(
-        number_id=_query(request, "number_id"), outcome=_query(request, "outcome"),
-        before=_query(request, "before"), limit=limit,
+        number_id=query_value(request, "number_id"), outcome=query_value(request, "outcome"),
+        before=query_value(request, "before"), limit=limit,
         since=day_start(since) if since else None, until=day_start(until) if until else None,
-        caller=_query(request, "caller"))
+        caller=query_value(request, "caller"))
     return json_response(200, page)
 
 

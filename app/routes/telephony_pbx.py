@@ -14,6 +14,7 @@ from blacksheep import Content, Request, Response, Router
 
 from app.bundle import Services
 from app.errors import Forbidden, NotFound
+from app.http.guards import query_value
 from app.telephony.signalling import KEY_HEADER
 
 ANSWER_PATH = "/api/telephony/pbx/answer"
@@ -22,11 +23,6 @@ CONTINUE_PATH = "/api/telephony/pbx/continue"
 
 def _text(status: int, text: str) -> Response:
     return Response(status, None, Content(b"text/plain; charset=utf-8", text.encode()))
-
-
-def _query(request: Request, name: str) -> str | None:
-    values = request.query.get(name)
-    return values[0] if values else None
 
 
 async def _admitted(request: Request, svc: Services, path: str) -> bool:
@@ -43,14 +39,15 @@ async def _admitted(request: Request, svc: Services, path: str) -> bool:
 async def answer(request: Request, svc: Services) -> Response:
     if not await _admitted(request, svc, ANSWER_PATH):
         return _text(403, "")
-    identifier = await svc.telephony.pbx.answer(_query(request, "from"), _query(request, "to"))
+    identifier = await svc.telephony.pbx.answer(query_value(request, "from"),
+                                                query_value(request, "to"))
     return _text(200, identifier)
 
 
 async def proceed(request: Request, svc: Services) -> Response:
     if not await _admitted(request, svc, CONTINUE_PATH):
         return _text(403, "")
-    return _text(200, await svc.telephony.pbx.proceed(_query(request, "call")))
+    return _text(200, await svc.telephony.pbx.proceed(query_value(request, "call")))
 
 
 def register(router: Router) -> None:

@@ -1,8 +1,8 @@
 """Which speech engines a call uses, chosen from the ``voice_live.*`` settings.
 
-What belongs here: ``CallEngines`` (the synthesiser, recogniser and optional turn
-detector one call talks through), ``engines_for_calls``, which reads the settings and
-the sealed keys and builds them, and ``synthesiser_for``, which the readiness check
+What belongs here: ``engines_for_calls``, which reads the settings and the sealed keys
+and builds the engines one call talks through (``CallEngines``, declared with the
+session in ``adapters.voice.transport``), and ``synthesiser_for``, which the readiness check
 uses too, so that the check and the calls speak through the same code. The engines
 themselves are in ``adapters.speech``; tests may build ``CallEngines(...)`` directly.
 
@@ -15,7 +15,6 @@ hears nothing (spec: telephony.md "Errors", "notice then silence").
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
 from adapters.speech import Recogniser, SpeechUnavailable, Synthesiser, TurnDetector
 from adapters.speech.espeak import LocalSynthesiser
@@ -23,6 +22,7 @@ from adapters.speech.http import Endpoint, SpeechHttp
 from adapters.speech.openai import OpenAIRecogniser, OpenAISynthesiser
 from adapters.speech.sphinx import LocalRecogniser
 from adapters.speech.turns import HttpTurnDetector
+from adapters.voice.transport import CallEngines
 from app.crypto import SecretBox
 from app.services.settings import Settings, Snapshot
 from core.egress import parse_allow_hosts
@@ -32,16 +32,6 @@ __all__ = ["LOCAL", "CallEngines", "engines_for_calls", "synthesiser_for"]
 
 #: The URL value that selects the built-in engine.
 LOCAL = "local"
-
-
-@dataclass(frozen=True, slots=True)
-class CallEngines:
-    """The engines of one call. ``turn_detector`` is None when no turn-detection
-    service is configured (``voice.turn_detection_url`` empty)."""
-
-    synthesiser: Synthesiser
-    recogniser: Recogniser
-    turn_detector: TurnDetector | None = None
 
 
 class UnconfiguredSynthesiser:
