@@ -91,7 +91,9 @@ class Pacing:
         if owed > self.max_owed:
             self._start += owed - self.max_owed  # forgiven: the utterance stretches
             owed = self.max_owed
-        return max(0, min(owed, self.max_per_ring))
+        if owed <= 0:
+            return 0
+        return owed if owed < self.max_per_ring else self.max_per_ring
 
     def sent(self, frames: int) -> None:
         self._sent += frames

@@ -124,16 +124,23 @@ class AudioSocketConnection:
 
     def __init__(self) -> None:
         self._state = ConnectionState.AWAITING_IDENTIFIER
-        #: The rate of the caller's audio, and so of ours.
-        self.rate = LINE_RATE
-        self._audio_kind = Kind.AUDIO
         self._buffer = bytearray()
         self._events: list[Event] = []
         self._outgoing: list[bytes] = []
+        self._error: RemoteProtocolError | None = None
+        self._answer_at(LINE_RATE)
+
+    def _answer_at(self, rate: int) -> None:
+        """Our audio goes at ``rate`` from now on, the caller's rate."""
+        #: The rate of the caller's audio, and so of ours.
+        self.rate = rate
+        self._audio_kind = audio_kind(rate)
+        # What the fast path lays out each of our frames with: every one is whole.
+        self._audio_bytes = frame_bytes(rate)
+        self._audio_header = HEADER.pack(self._audio_kind, self._audio_bytes)
         #: The last audio sent on the fast path, and its frame on the wire.
         self._last_pcm: bytes | None = None
         self._last_wire = b""
-        self._error: RemoteProtocolError | None = None
 
     @property
     def state(self) -> ConnectionState:
@@ -197,7 +204,9 @@ class AudioSocketConnection:
         # The same audio again (the one frame of silence a quiet line is sent) is laid
         # out once.
         if pcm is not self._last_pcm:
-            self._last_wire = encode_frame(self._audio_kind, self._checked_audio(pcm))
+            if len(pcm) != self._audio_bytes:
+                self._checked_audio(pcm)  # raises, naming the length wanted
+            self._last_wire = self._audio_header + pcm
             self._last_pcm = pcm
         return self._last_wire
 
@@ -241,8 +250,7 @@ class AudioSocketConnection:
         assert target is not None  # only known kinds decode, and those were checked
         if isinstance(event, AudioReceived):
             # The caller's side chose its rate: we answer in the same kind from now on.
-            self.rate, self._audio_kind = event.rate, audio_kind(event.rate)
-            self._last_pcm = None  # laid out in the kind before
+            self._answer_at(event.rate)
         self._events.append(event)
         self._state = target
 
