@@ -190,8 +190,10 @@ class _CallSession:
         self.clock = loop_clock()  # read per frame: the loop's own, not through sniffio
         onset_ms = max(dials.min_speech_ms, dials.barge_min_ms) + voice.ONSET_LOOKBACK_MS
         preroll_bytes = int((onset_ms / 1000 + PREROLL_SECONDS + ONSET_SLACK_SECONDS) * rate) * 2
-        self.preroll: deque[bytes] = deque()
-        self.preroll_bytes, self.preroll_limit = 0, preroll_bytes
+        # The newest ``preroll_limit`` bytes of caller audio (cut from the front, which
+        # a bytearray does without moving the rest).
+        self.preroll = bytearray()
+        self.preroll_limit = preroll_bytes
         self.preroll_keep = int(PREROLL_SECONDS * rate) * 2
         self.turn_audio: bytearray | None = None  # None while no turn is captured
         #: The caller's speech since its onset (with the pre-roll) while no turn is
@@ -334,14 +336,14 @@ class _CallSession:
             if len(self.turn_audio) < self.turn_limit:
                 self.turn_audio += audio
             return
-        self.preroll.append(audio)
-        self.preroll_bytes += len(audio)
-        while self.preroll_bytes - len(self.preroll[0]) >= self.preroll_limit:
-            self.preroll_bytes -= len(self.preroll.popleft())
+        preroll = self.preroll
+        preroll += audio
+        excess = len(preroll) - self.preroll_limit
+        if excess > 0:
+            del preroll[:excess]
         if events & _SPEECH_START:
-            ring = b"".join(self.preroll)
             keep = self.detector.since_onset * 2 + self.preroll_keep
-            self.speech_audio = bytearray(ring[-keep:])
+            self.speech_audio = preroll[-keep:]
         elif self.speech_audio is not None and len(self.speech_audio) < self.turn_limit:
             self.speech_audio += audio
         if events & _SPEECH_END:
@@ -415,9 +417,8 @@ class _CallSession:
 
     def _capture(self, action: voice.CaptureTurn) -> None:
         speech, self.speech_audio = self.speech_audio, None
-        self.turn_audio = speech if speech is not None else bytearray(b"".join(self.preroll))
-        self.preroll.clear()
-        self.preroll_bytes = 0
+        self.turn_audio = speech if speech is not None else self.preroll
+        self.preroll = bytearray()
 
     def _drop(self, action: voice.DropTurn | None = None) -> None:
         self.turn_audio = None
