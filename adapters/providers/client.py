@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager
+from types import TracebackType
 from dataclasses import dataclass, field
 from typing import Any, AnyStr
 
@@ -43,6 +44,7 @@ __all__ = ["ProviderClient", "Timeouts", "Upstream"]
 _MAX_BODY_BYTES = 16 * 1024 * 1024  # a whole non-streamed answer
 _MAX_ERROR_BYTES = 64 * 1024  # enough for any error message, not for an abuse
 _KEY_MARK = "[provider key]"
+SSE = "text/event-stream"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,11 +110,15 @@ def _redacting(upstream: Upstream) -> Iterator[None]:
     try:
         yield
     except UpstreamStatusError as error:
-        error.message = upstream.redacted(error.message)
-        error.detail = upstream.redacted(error.detail)
-        error.body = upstream.redacted(error.body)
-        _log_refusal(error)
+        _redact_refusal(error, upstream)
         raise
+
+
+def _redact_refusal(error: UpstreamStatusError, upstream: Upstream) -> None:
+    error.message = upstream.redacted(error.message)
+    error.detail = upstream.redacted(error.detail)
+    error.body = upstream.redacted(error.body)
+    _log_refusal(error)
 
 
 def _log_refusal(error: UpstreamStatusError) -> None:
@@ -178,42 +184,20 @@ class ProviderClient(LazySession):
             with _redacting(upstream):
                 yield ChunkStream(response, upstream.label, self._max_event_bytes)
 
-    @asynccontextmanager
-    async def relay(
+    def relay(
         self, upstream: Upstream, body: Mapping[str, Any], *, timeouts: Timeouts | None = None,
         count_usage: bool = False,
-    ) -> AsyncIterator[RawRelay]:
+    ) -> _Relaying:
         """A streamed chat completion as the upstream's own bytes, for passthrough:
-        ``async for data in r: write(data)``, then read ``r.usage``.
+        ``async with client.relay(...) as r``, ``async for data in r: write(data)``,
+        then read ``r.usage``.
 
         ``count_usage``: when ``body`` does not ask for the usage chunk, ask on the
         caller's behalf and leave the chunk out of what is relayed. An upstream that
         refuses ``stream_options`` is asked again without it, and never again with it
         by this process.
         """
-        asking = asking_usage(body) if count_usage else None
-        refused = False
-        async with AsyncExitStack() as stack:
-            response = None
-            if asking is not None and upstream.base_url not in self._refuse_stream_options:
-                try:
-                    response = await stack.enter_async_context(
-                        self._event_stream(upstream, asking, timeouts))
-                except UpstreamStatusError as error:
-                    if error.status not in (400, 422) or "stream_options" not in error.message:
-                        raise
-                    refused = True
-            hide_usage = response is not None
-            if response is None:
-                response = await stack.enter_async_context(
-                    self._event_stream(upstream, body, timeouts))
-                if refused and "stream_options" not in body:
-                    # Only our own option was refused (the caller sent none, and
-                    # without it the upstream answered): never add it there again.
-                    self._refuse_stream_options.add(upstream.base_url)
-            with _redacting(upstream):
-                yield RawRelay(response, upstream.label, self._max_event_bytes,
-                               hide_usage=hide_usage, redact=upstream.redacted)
+        return _Relaying(self, upstream, body, timeouts, count_usage)
 
     # -- the request itself --------------------------------------------------------
 
@@ -221,8 +205,7 @@ class ProviderClient(LazySession):
         connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=60)
         return aiohttp.ClientSession(connector=connector, timeout=self.timeouts.for_aiohttp())
 
-    @asynccontextmanager
-    async def _request(
+    def _request(
         self,
         method: str,
         upstream: Upstream,
@@ -230,49 +213,16 @@ class ProviderClient(LazySession):
         body: Mapping[str, Any] | None,
         timeouts: Timeouts | None,
         accept: str = "application/json",
-    ) -> AsyncIterator[aiohttp.ClientResponse]:
-        """Send the request, check the status, and always let go of the response."""
-        session = self._get_session()
-        data = None if body is None else jsonfast.dumps(body)
-        headers = upstream.headers(accept)
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-        with map_exceptions(upstream.label):
-            response = await session.request(
-                method,
-                upstream.url(path),
-                data=data,
-                headers=headers,
-                timeout=(timeouts or self.timeouts).for_aiohttp(),
-                allow_redirects=False,  # a redirected POST would silently become a GET
-            )
-        try:
-            if response.status >= 300:
-                raise await self._status_error(response, upstream)
-            yield response
-        except BaseException:
-            # Cancelled or failed mid-answer: close the connection rather than
-            # return it to the pool, so the upstream stops generating at once.
-            response.close()
-            raise
-        response.release()
+    ) -> _Exchange:
+        """Send the request, check the status, and always let go of the response:
+        ``async with self._request(...) as response``."""
+        return _Exchange(self, method, upstream, path, body, timeouts, accept)
 
-    @asynccontextmanager
-    async def _event_stream(
+    def _event_stream(
         self, upstream: Upstream, body: Mapping[str, Any], timeouts: Timeouts | None
-    ) -> AsyncIterator[aiohttp.ClientResponse]:
-        request = {**body, "stream": True}
-        async with self._request(
-            "POST", upstream, "chat/completions", request, timeouts, "text/event-stream"
-        ) as response:
-            if response.content_type != "text/event-stream":
-                text = upstream.redacted(upstream_error_message(
-                    await self._body(response, upstream, _MAX_ERROR_BYTES), 200))
-                raise UpstreamProtocolError(
-                    f"expected an event stream, got {response.content_type!r}: {text}",
-                    upstream=upstream.label,
-                )
-            yield response
+    ) -> _Exchange:
+        return _Exchange(self, "POST", upstream, "chat/completions", {**body, "stream": True},
+                         timeouts, SSE)
 
     async def _body(self, response: aiohttp.ClientResponse, upstream: Upstream, limit: int) -> bytes:
         """The whole body, or ``UpstreamProtocolError`` when it exceeds ``limit``."""
@@ -302,3 +252,112 @@ class ProviderClient(LazySession):
                                     upstream=upstream.label)
         _log_refusal(error)
         return error
+
+
+class _Exchange:
+    """One request to an upstream as ``async with``: sent on entry, its status checked
+    (an event stream's content type too), and its response let go of on exit — back to
+    the pool after a clean block, closed after a failed or cancelled one, so the
+    upstream stops generating at once. A class rather than a generator-based context
+    manager: every ``/v1`` passthrough request enters one."""
+
+    __slots__ = ("_client", "_method", "_upstream", "_path", "_body", "_timeouts", "_accept",
+                 "_response")
+
+    def __init__(self, client: ProviderClient, method: str, upstream: Upstream, path: str,
+                 body: Mapping[str, Any] | None, timeouts: Timeouts | None, accept: str) -> None:
+        self._client, self._method, self._upstream, self._path = client, method, upstream, path
+        self._body, self._timeouts, self._accept = body, timeouts, accept
+        self._response: aiohttp.ClientResponse | None = None
+
+    async def __aenter__(self) -> aiohttp.ClientResponse:
+        client, upstream = self._client, self._upstream
+        data = None if self._body is None else jsonfast.dumps(self._body)
+        headers = upstream.headers(self._accept)
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        with map_exceptions(upstream.label):
+            response = await client._get_session().request(
+                self._method,
+                upstream.url(self._path),
+                data=data,
+                headers=headers,
+                timeout=(self._timeouts or client.timeouts).for_aiohttp(),
+                allow_redirects=False,  # a redirected POST would silently become a GET
+            )
+        try:
+            if response.status >= 300:
+                raise await client._status_error(response, upstream)
+            if self._accept == SSE and response.content_type != SSE:
+                text = upstream.redacted(upstream_error_message(
+                    await client._body(response, upstream, _MAX_ERROR_BYTES), 200))
+                raise UpstreamProtocolError(
+                    f"expected an event stream, got {response.content_type!r}: {text}",
+                    upstream=upstream.label,
+                )
+        except BaseException:
+            response.close()
+            raise
+        self._response = response
+        return response
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        traceback: TracebackType | None) -> bool:
+        response, self._response = self._response, None
+        if response is not None:
+            if kind is None:
+                response.release()
+            else:
+                response.close()
+        return False
+
+
+class _Relaying:
+    """``ProviderClient.relay`` as ``async with``: the exchange opened on entry (asking
+    for the usage chunk when counting, again without it when the upstream refuses the
+    option), the ``RawRelay`` handed out, an error frame raised while it is read
+    redacted on exit, and the exchange let go of. A class, as ``_Exchange``."""
+
+    __slots__ = ("_client", "_upstream", "_body", "_timeouts", "_count_usage", "_exchange")
+
+    def __init__(self, client: ProviderClient, upstream: Upstream, body: Mapping[str, Any],
+                 timeouts: Timeouts | None, count_usage: bool) -> None:
+        self._client, self._upstream, self._body = client, upstream, body
+        self._timeouts, self._count_usage = timeouts, count_usage
+        self._exchange: _Exchange | None = None
+
+    async def __aenter__(self) -> RawRelay:
+        client, upstream, body, timeouts = self._client, self._upstream, self._body, self._timeouts
+        asking = asking_usage(body) if self._count_usage else None
+        refused = False
+        response = None
+        if asking is not None and upstream.base_url not in client._refuse_stream_options:
+            exchange = client._event_stream(upstream, asking, timeouts)
+            try:
+                response = await exchange.__aenter__()
+            except UpstreamStatusError as error:
+                if error.status not in (400, 422) or "stream_options" not in error.message:
+                    raise
+                refused = True
+        hide_usage = response is not None
+        if response is None:
+            exchange = client._event_stream(upstream, body, timeouts)
+            response = await exchange.__aenter__()
+            if refused and "stream_options" not in body:
+                # Only our own option was refused (the caller sent none, and without
+                # it the upstream answered): never add it there again.
+                client._refuse_stream_options.add(upstream.base_url)
+        self._exchange = exchange
+        return RawRelay(response, upstream.label, client._max_event_bytes,
+                        hide_usage=hide_usage, redact=upstream.redacted)
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        traceback: TracebackType | None) -> bool:
+        exchange, self._exchange = self._exchange, None
+        try:
+            if isinstance(error, UpstreamStatusError):
+                _redact_refusal(error, self._upstream)
+        finally:
+            if exchange is not None:
+                await exchange.__aexit__(kind, error, traceback)
+        return False

@@ -43,11 +43,23 @@ def change_body(model: type[Body], name: str) -> type[Body]:
     return create_model(name, __base__=Body, __module__=model.__module__, **fields)
 
 
+def _too_large(max_bytes: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"The request body is larger than {max_bytes} bytes.")
+
+
 async def read_bytes(request: Request, max_bytes: int) -> bytes:
     """The raw body, refused with 413 as soon as it passes ``max_bytes``."""
     declared = request.get_first_header(b"content-length")
-    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-        raise PayloadTooLarge(f"The request body is larger than {max_bytes} bytes.")
+    if declared is not None and declared.isdigit():
+        if int(declared) > max_bytes:
+            raise _too_large(max_bytes)
+        if request.get_first_header(b"transfer-encoding") is None:
+            # The server reads no more than the declared length, under the cap: read it
+            # whole at once (half the cost of the chunk loop below for a usual body).
+            raw = await request.read() or b""
+            if len(raw) > max_bytes:  # a server that does not hold to the length
+                raise _too_large(max_bytes)
+            return raw
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
@@ -55,7 +67,7 @@ async def read_bytes(request: Request, max_bytes: int) -> bytes:
             continue
         size += len(chunk)
         if size > max_bytes:
-            raise PayloadTooLarge(f"The request body is larger than {max_bytes} bytes.")
+            raise _too_large(max_bytes)
         chunks.append(chunk)
     return b"".join(chunks)
 

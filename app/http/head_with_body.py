@@ -20,17 +20,22 @@ _FINAL_STATUS = b"HTTP/1.1 "  # how uvicorn starts a head; "HTTP/1.1 1xx" is int
 
 
 class HeadHeldTransport:
-    """The connection's transport as one request cycle writes to it."""
+    """The connection's transport as one request cycle writes to it. Once the head has
+    gone out with body bytes, the cycle (when given) is handed the connection's own
+    transport back: a stream's further chunks are written with no wrapper between."""
 
-    __slots__ = ("_transport", "_head")
+    __slots__ = ("_transport", "_head", "_cycle")
 
-    def __init__(self, transport: asyncio.Transport) -> None:
+    def __init__(self, transport: asyncio.Transport, cycle: Any = None) -> None:
         self._transport = transport
         self._head: bytes | None = None  # the response head, until body bytes follow
+        self._cycle = cycle
 
     def write(self, data: bytes) -> None:
         if self._head is not None:
             data, self._head = self._head + data, None
+            if self._cycle is not None:
+                self._cycle.transport, self._cycle = self._transport, None
         elif data[:9] == _FINAL_STATUS and data[9:10] != b"1":
             self._head = data
             return
@@ -59,7 +64,7 @@ class HeadWithBodyProtocol(HttpToolsProtocol):
         cycle = self.cycle
         if cycle is None or cycle is previous:  # an upgrade: no cycle of its own
             return
-        held = HeadHeldTransport(self.transport)
+        held = HeadHeldTransport(self.transport, cycle)
         cycle.transport = held  # type: ignore[assignment]
         # Called back by the cycle itself as its response ends (``self.cycle`` may by
         # then be the next, pipelined request's).

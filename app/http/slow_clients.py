@@ -31,18 +31,43 @@ class DeadlineHttpProtocol(DisconnectTellingProtocol, HeadWithBodyProtocol):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._deadline: asyncio.TimerHandle | None = None
+        self._due: float | None = None  # when the part being read runs out of time
+
+    # A timer per part would be two made and two cancelled for every request. Instead
+    # the one timer is left to run while it fires no later than the current deadline
+    # (each usually falls after the one before), and when it fires early it waits
+    # again for what is due then: about once per header deadline on a busy connection.
 
     def _arm(self, seconds: float) -> None:
-        self._disarm()
-        self._deadline = self.loop.call_later(seconds, self._too_slow)
+        due = self.loop.time() + seconds
+        self._due = due
+        if self._deadline is not None:
+            if self._deadline.when() <= due:
+                return  # fires first, and then waits again for this deadline
+            self._deadline.cancel()
+        self._deadline = self.loop.call_at(due, self._timer_fired)
 
     def _disarm(self) -> None:
+        self._due = None  # the timer, when it fires, finds nothing due
+
+    def _stop_timing(self) -> None:
+        self._due = None
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
 
-    def _too_slow(self) -> None:
+    def _timer_fired(self) -> None:
         self._deadline = None
+        due = self._due
+        if due is None:
+            return
+        if self.loop.time() < due:
+            self._deadline = self.loop.call_at(due, self._timer_fired)
+            return
+        self._due = None
+        self._too_slow()
+
+    def _too_slow(self) -> None:
         if self.transport.is_closing():
             return
         cycle = self.cycle
@@ -61,18 +86,18 @@ class DeadlineHttpProtocol(DisconnectTellingProtocol, HeadWithBodyProtocol):
         self._arm(self.header_seconds)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
+        self._stop_timing()
         super().connection_lost(exc)
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        if self._deadline is None:  # the next request on a kept-alive connection
+        if self._due is None:  # the next request on a kept-alive connection
             self._arm(self.header_seconds)
 
     def on_headers_complete(self) -> None:
         super().on_headers_complete()
         if self.parser.should_upgrade() and self._should_upgrade():
-            self._disarm()  # a WebSocket: no longer ours to time
+            self._stop_timing()  # a WebSocket: no longer ours to time
         else:
             self._arm(self.body_seconds)
 
@@ -81,7 +106,7 @@ class DeadlineHttpProtocol(DisconnectTellingProtocol, HeadWithBodyProtocol):
         super().on_message_complete()
 
     def handle_websocket_upgrade(self) -> None:
-        self._disarm()
+        self._stop_timing()
         super().handle_websocket_upgrade()
 
 

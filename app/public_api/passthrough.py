@@ -15,7 +15,6 @@ once; usage is recorded either way, in a ``finally``.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from typing import Any, AsyncIterator
 
@@ -82,16 +81,17 @@ async def complete(request: Request, svc: Services, identity: Identity, chat: Ch
 async def stream(request: Request, svc: Services, identity: Identity, chat: ChatRequest,
                  resolved: ResolvedModel, headers: dict[str, str]) -> Response:
     meter = _Meter(svc, identity, resolved, arrived_at(request))
-    stack = contextlib.AsyncExitStack()
+    relaying = svc.client.relay(resolved.upstream, chat.body, count_usage=True)
+    relay = None  # set once entered: then let go of on the way out
     try:
-        relay = await stack.enter_async_context(
-            svc.client.relay(resolved.upstream, chat.body, count_usage=True))
+        relay = await relaying.__aenter__()
         first = await anext(relay, b"")
         refused = relay.opening_error()
         if refused is not None:
             raise refused
     except BaseException as exc:
-        await stack.aclose()
+        if relay is not None:
+            await relaying.__aexit__(None, None, None)
         meter.record()
         if isinstance(exc, UpstreamError):
             raise upstream_failure(exc) from None
@@ -111,7 +111,7 @@ async def stream(request: Request, svc: Services, identity: Identity, chat: Chat
                                    model=resolved.model)
             yield encoder.error(str(exc), code="upstream_error") + encoder.done()
         finally:
-            await stack.aclose()
+            await relaying.__aexit__(None, None, None)
             meter.record()
 
     response = Response(200, None, StreamedContent(SSE, body))

@@ -98,3 +98,21 @@ async def test_a_client_waiting_for_100_continue_gets_it_before_the_answer(api):
                 answer += await stream.receive()
     assert answer.startswith(b"HTTP/1.1 4") or interim.split(b"\r\n\r\n", 1)[1].startswith(
         b"HTTP/1.1 4")
+
+
+def test_the_cycle_writes_to_the_connection_itself_once_the_head_is_out():
+    transport = Recorded()
+
+    class Cycle:
+        pass
+
+    cycle = Cycle()
+    held = HeadHeldTransport(transport, cycle)  # type: ignore[arg-type]
+    cycle.transport = held  # type: ignore[attr-defined]
+    held.write(HEAD)
+    assert cycle.transport is held  # the head is still held: writes must pass through it
+    held.write(b"{}")
+    assert cycle.transport is transport
+    cycle.transport.write(b"more")
+    held.flush()  # as the response ends: nothing is held any more
+    assert transport.writes == [HEAD + b"{}", b"more"]
