@@ -143,6 +143,7 @@ def pytest_collection_modifyitems(config, items) -> None:
     root = config.rootpath
 
     def module_of(item) -> str:
-        return item.path.relative_to(root).as_posix()
+        path = item.path
+        return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
 
     items[:] = longest_first(items, module_of, read_durations())
