@@ -38,6 +38,10 @@ def pytest_configure(config) -> None:
     so two runs from different checkouts at once would delete each other's embedded
     PostgreSQL cluster mid-run. ``PYTEST_DEBUG_TEMPROOT`` or ``--basetemp`` still win.
     """
+    # pytest-xdist hands out the modules in the order ``pytest_collection_modifyitems``
+    # below gives them, not re-sorted by their number of tests.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
     if config.option.basetemp or "PYTEST_DEBUG_TEMPROOT" in os.environ:
         return
     checkout = hashlib.sha256(str(config.rootpath).encode()).hexdigest()[:12]
@@ -129,3 +133,17 @@ async def api(services):
 
     async with running_app(services) as client:
         yield client
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    """The longest modules first (``tests.support.module_order``)."""
+    from tests.support.module_order import longest_first, read_durations
+
+    root = config.rootpath
+
+    def module_of(item) -> str:
+        path = item.path
+        return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+
+    items[:] = longest_first(items, module_of, read_durations())

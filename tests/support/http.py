@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import socket
 from typing import AsyncIterator
 
@@ -66,7 +67,12 @@ def free_socket() -> socket.socket:
 @contextlib.asynccontextmanager
 async def running_app(services: Services, *,
                       scheduled_jobs: bool = False) -> AsyncIterator[ApiClient]:
-    app = create_app(services, own_pool=False, scheduled_jobs=scheduled_jobs)
+    # Built in a worker thread, whose stack is a few frames deep: BlackSheep's
+    # Application reads the stack of its caller (inspect.stack, twice), and under a
+    # test runner's deep stack, whose frames from exec'd strings make inspect scan every
+    # loaded module, that cost most of a tenth of a second for each test served.
+    app = await anyio.to_thread.run_sync(functools.partial(
+        create_app, services, own_pool=False, scheduled_jobs=scheduled_jobs))
     sock = free_socket()
     port = sock.getsockname()[1]
     server = _EmbeddedServer(server_config(app, services.boot))
