@@ -100,7 +100,8 @@ class Settings:
         return Snapshot(self.boot, await self._overrides())
 
     async def get(self, key: str) -> Any:
-        return (await self.snapshot())[key]
+        # What ``snapshot()[key]`` answers, without the snapshot: read on every request.
+        return registry.resolve(key, self.boot.values, await self._overrides())
 
     async def egress_allow_hosts(self) -> tuple[str, ...]:
         """The administrator's allow list of the egress gate (``egress.allow_hosts``)."""
