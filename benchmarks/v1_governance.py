@@ -61,8 +61,8 @@ def warm_services() -> tuple[SimpleNamespace, Identity, ResolvedModel]:
     keys._known, keys._claiming, keys.clock = known, {}, time.time
     keys._leases = {identity.api_key_id: ratelimit.Lease(
         round(time.time() * 1e6), LIMIT, 10**18, ratelimit.interval(LIMIT))}
-    settings = Settings(BootConfig({"api.rate_per_min": LIMIT}), None, None,  # type: ignore[arg-type]
-                        cache_seconds=FOREVER)
+    boot = BootConfig({"api.rate_per_min": LIMIT})
+    settings = Settings(boot, None, None, cache_seconds=FOREVER)  # type: ignore[arg-type]
     settings._cached = (time.monotonic(), {})
     resolved = ResolvedModel("fake-small", "fake", None)
     providers = Providers.__new__(Providers)  # a hit needs only the cache
@@ -93,7 +93,8 @@ def steps() -> dict[str, Callable[[], Awaitable[Any]]]:
         await auth.admit(svc, identity)  # type: ignore[arg-type]
 
     async def usage() -> None:
-        meter = passthrough._Meter(svc, identity, resolved, time.monotonic())  # type: ignore[arg-type]
+        meter = passthrough._Meter(svc, identity, resolved,  # type: ignore[arg-type]
+                                   time.monotonic())
         meter.outcome, meter.usage = "ok", {"prompt_tokens": 12, "completion_tokens": 40}
         meter.record()
         svc.usage._buffer.clear()
