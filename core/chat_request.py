@@ -10,8 +10,7 @@ and more. Every refusal names the parameter, as the OpenAI SDKs expect.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["ChatRequest", "ChatRequestError", "read_chat_request", "question_of", "text_of"]
 
@@ -32,8 +31,10 @@ class ChatRequestError(ValueError):
         self.code = code
 
 
-@dataclass(frozen=True, slots=True)
-class ChatRequest:
+class ChatRequest(NamedTuple):
+    """A request that passed the checks. A named tuple, not a frozen dataclass: one is
+    made per request, and a frozen dataclass sets each field through ``object.__setattr__``."""
+
     body: dict[str, Any]  #: the request as sent, forwarded as-is for passthrough
     model: str
     messages: list[dict[str, Any]]
@@ -46,13 +47,13 @@ def _is_empty(value: Any) -> bool:
 
 
 def _check_content(content: Any, index: int, role: str) -> None:
+    if isinstance(content, str):
+        return  # the usual message: its place is named only when refused
     where = f"messages[{index}].content"
     if content is None:
         if role in ("assistant", "function"):
             return  # an assistant turn that only called tools
         raise ChatRequestError(f"{where} is required.", where)
-    if isinstance(content, str):
-        return
     if not isinstance(content, list):
         raise ChatRequestError(f"{where} must be a string or a list of parts.", where)
     for part_index, part in enumerate(content):

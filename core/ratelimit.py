@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["LEASE_MICROS", "PERIOD_MICROS", "Claim", "Lease", "RateDecision", "admitted",
            "claim", "duration_text", "headers", "interval", "lease_size", "refused"]
@@ -64,8 +65,10 @@ def claim(tat: int | None, now: int, limit: int, wanted: int = 1) -> Claim:
     return Claim(granted, max(tat, now) + granted * interval(limit))
 
 
-@dataclass(frozen=True, slots=True)
-class RateDecision:
+class RateDecision(NamedTuple):
+    """One request judged. A named tuple, not a frozen dataclass: one is made per
+    request, and a frozen dataclass sets each field through ``object.__setattr__``."""
+
     allowed: bool
     limit: int
     remaining: int  #: requests that would still pass now, this one counted

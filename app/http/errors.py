@@ -78,13 +78,17 @@ def json_response(status: int, payload: Any, headers: dict[str, str] | None = No
     return encoded_json_response(status, body, headers)
 
 
+def header_pairs(headers: dict[str, str] | None) -> list[tuple[bytes, bytes]] | None:
+    """Headers of distinct names as a response is made with them: given at once rather
+    than set one by one on the made response (each set looks for the name first)."""
+    return [(name.encode(), value.encode()) for name, value in headers.items()] \
+        if headers else None
+
+
 def encoded_json_response(status: int, body: bytes,
                           headers: dict[str, str] | None = None) -> Response:
     """A response of JSON already encoded (an upstream's answer relayed as it came)."""
-    response = Response(status, None, Content(b"application/json", body))
-    for name, value in (headers or {}).items():
-        response.headers[name.encode()] = value.encode()
-    return response
+    return Response(status, header_pairs(headers), Content(b"application/json", body))
 
 
 def error_body(code: str, message: str, field: str | None = None,

@@ -44,7 +44,7 @@ from blacksheep import Request, Response, StreamedContent
 from app.bundle import Services
 from app.errors import BadRequest, NotFound
 from app.http.disconnect import cancelled_on_disconnect
-from app.http.errors import HttpRefusal, json_response
+from app.http.errors import HttpRefusal, header_pairs, json_response
 from app.http.event_pump import IDLE, Idle, pumped
 from app.http.middleware import arrived_at
 from app.public_api.auth import admit
@@ -342,8 +342,6 @@ async def _streamed(request: Request, chat: ChatRequest, events: AsyncIterator[P
                 yield encoder.error("Something went wrong on our side.",
                                     code="internal_error") + encoder.done()
 
-    response = Response(200, None, StreamedContent(b"text/event-stream", body))
-    for name, value in {**headers, "Cache-Control": "no-cache",
-                        "X-Accel-Buffering": "no"}.items():
-        response.headers[name.encode()] = value.encode()
-    return response
+    return Response(200, header_pairs({**headers, "Cache-Control": "no-cache",
+                                       "X-Accel-Buffering": "no"}),
+                    StreamedContent(b"text/event-stream", body))

@@ -23,7 +23,7 @@ from blacksheep import Request, Response, StreamedContent
 from adapters.providers import UpstreamError
 from app.bundle import Services
 from app.http.disconnect import cancelled_on_disconnect
-from app.http.errors import HttpRefusal, encoded_json_response
+from app.http.errors import HttpRefusal, encoded_json_response, header_pairs
 from app.http.middleware import arrived_at
 from app.services.accounts import Identity
 from app.services.providers import ResolvedModel
@@ -114,7 +114,5 @@ async def stream(request: Request, svc: Services, identity: Identity, chat: Chat
             await relaying.__aexit__(None, None, None)
             meter.record()
 
-    response = Response(200, None, StreamedContent(SSE, body))
-    for name, value in {**headers, "Cache-Control": "no-cache"}.items():
-        response.headers[name.encode()] = value.encode()
-    return response
+    return Response(200, header_pairs({**headers, "Cache-Control": "no-cache"}),
+                    StreamedContent(SSE, body))

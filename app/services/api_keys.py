@@ -157,7 +157,7 @@ class ApiKeys:
         if not value.startswith(KEY_PREFIX):
             return None
         key = fingerprint(value)
-        known = self._known.get(key, dt.datetime.now(dt.UTC))
+        known = self._known.get(key)
         if known is not None:
             return known
         generation = self._known.generation

@@ -69,13 +69,18 @@ class IdentityCache(Generic[T]):
         self._entries.clear()
         self.generation += 1
 
-    def get(self, fingerprint: str, now: dt.datetime) -> T | None:
-        """The identity kept for ``fingerprint``, or None: ask the database."""
+    def get(self, fingerprint: str, now: dt.datetime | None = None) -> T | None:
+        """The identity kept for ``fingerprint``, or None: ask the database. A key's
+        expiry is judged at ``now``, the current time when not given (read only for
+        keys that expire: this runs on every ``/v1`` request)."""
         entry = self._entries.get(fingerprint)
-        if entry is None or not self.live:
+        if entry is None:
             return None
-        if entry.stale_at <= self._clock() or (
-                entry.expires_at is not None and entry.expires_at <= now):
+        moment = self._clock()
+        if moment >= self._vouched_until:  # not ``live``
+            return None
+        if entry.stale_at <= moment or (entry.expires_at is not None and entry.expires_at
+                                        <= (now or dt.datetime.now(dt.UTC))):
             del self._entries[fingerprint]
             return None
         return entry.identity

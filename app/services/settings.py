@@ -65,16 +65,24 @@ class Settings:
         self._cached: tuple[float, dict[str, Any]] | None = None
         self._refreshing = False
 
-    async def _overrides(self) -> dict[str, Any]:
-        now = time.monotonic()
-        if self._cached is not None and (now - self._cached[0] < self.cache_seconds
-                                         or self._refreshing):
+    def _kept_overrides(self) -> dict[str, Any] | None:
+        """The overrides read last when they may still be answered, else None. Not a
+        coroutine: two reads a ``/v1`` request are answered from here."""
+        cached = self._cached
+        if cached is not None and (time.monotonic() - cached[0] < self.cache_seconds
+                                   or self._refreshing):
             # Fresh, or being read again already: requests arriving together while it
             # is read use the last values instead of each running the same query.
-            return self._cached[1]
+            return cached[1]
+        return None
+
+    async def _overrides(self) -> dict[str, Any]:
+        kept = self._kept_overrides()
+        if kept is not None:
+            return kept
         self._refreshing = True
         try:
-            return await self._read_overrides(now)
+            return await self._read_overrides(time.monotonic())
         finally:
             self._refreshing = False
 
@@ -97,10 +105,14 @@ class Settings:
         self._cached = None
 
     async def snapshot(self) -> Snapshot:
-        return Snapshot(self.boot, await self._overrides())
+        kept = self._kept_overrides()
+        return Snapshot(self.boot, kept if kept is not None else await self._overrides())
 
     async def get(self, key: str) -> Any:
-        return (await self.snapshot())[key]
+        # What ``snapshot()[key]`` answers, without the snapshot: read on every request.
+        kept = self._kept_overrides()
+        return registry.resolve(key, self.boot.values,
+                                kept if kept is not None else await self._overrides())
 
     async def egress_allow_hosts(self) -> tuple[str, ...]:
         """The administrator's allow list of the egress gate (``egress.allow_hosts``)."""

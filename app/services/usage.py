@@ -15,8 +15,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from app import db
@@ -31,8 +30,11 @@ SOURCES = ("app", "api", "telephone")
 RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS, RETRY_FOR_SECONDS = 0.5, 10.0, 600.0
 
 
-@dataclass(frozen=True, slots=True)
-class UsageRecord:
+class UsageRecord(NamedTuple):
+    """One model call's usage, as buffered for the batched insert. A named tuple, not a
+    frozen dataclass: one is made per request, and a frozen dataclass sets each field
+    through ``object.__setattr__``."""
+
     account_id: UUID | None
     model: str
     provider: str

@@ -1,6 +1,9 @@
 """The per-key limit's arithmetic (GCRA): bursts, the sustained rate, no window edges,
 lease sizes, spending a lease, headers."""
 
+import math
+
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from core import ratelimit
@@ -91,3 +94,12 @@ def test_durations_are_written_as_openai_writes_them():
     assert [ratelimit.duration_text(m) for m in (0, 1, 120_000, 8_640_000, 360 * SECOND,
                                                  3723 * SECOND + 500_000)] == [
         "0s", "1ms", "120ms", "8.64s", "6m0s", "1h2m3.5s"]
+
+
+def test_a_decision_is_fixed_once_made_and_rounds_its_retry_up():
+    decision = ratelimit.refused(10_000_000, 0, 60)
+    assert decision.retry_after == math.ceil(decision.retry_micros / 1_000_000) >= 1
+    with pytest.raises(AttributeError):
+        decision.allowed = True  # type: ignore[misc]
+    assert decision == ratelimit.refused(10_000_000, 0, 60)
+    assert decision.allowed is False and decision.remaining == 0 and decision.limit == 60

@@ -90,3 +90,13 @@ def test_a_full_cache_lets_the_oldest_entry_go():
     for name in ("a", "b", "c"):
         cache.put(name, name.upper(), None, cache.generation)
     assert [cache.get(name, NOW) for name in ("a", "b", "c")] == [None, "B", "C"]
+
+
+def test_without_a_time_given_expiry_is_judged_at_the_current_time():
+    cache = live_cache()
+    current = dt.datetime.now(dt.UTC)
+    cache.put("lasting", "ada", current + dt.timedelta(days=1), cache.generation)
+    cache.put("never", "bob", None, cache.generation)
+    cache.put("lapsed", "eve", current - dt.timedelta(seconds=1), cache.generation)
+    assert [cache.get(name) for name in ("lasting", "never", "lapsed")] == ["ada", "bob", None]
+    assert len(cache) == 2
