@@ -56,9 +56,11 @@ from adapters.voice.transport import (FRAME_BYTES, FRAME_SECONDS, CallTransport,
 __all__ = ["CATCH_UP_FRAMES", "MAX_OWED_FRAMES", "QUEUE_FRAMES", "STALLED_SECONDS", "Framer",
            "Pacing", "Player"]
 
-#: Frames queued ahead per call at most (1 s): ``play`` waits beyond this, and goes
-#: on once half have gone out.
-QUEUE_FRAMES = 50
+#: Frames queued ahead per call at most (2 s): ``play`` waits beyond this, and goes
+#: on once half have gone out. A synthesiser that stalls (a remote one over a slow
+#: network) thus has a second before the caller hears a gap, and a producer is woken
+#: once a second of speech rather than twice.
+QUEUE_FRAMES = 100
 #: A peer that has read none of our audio for this long is gone (the same 5 s as a
 #: peer that sends nothing).
 STALLED_SECONDS = 5.0

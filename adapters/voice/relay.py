@@ -104,8 +104,7 @@ class HandOver:
 
     def give(self) -> None:
         """Everything held, to the session, in the order it came."""
-        items = self._held.copy()
-        self._held.clear()
+        items, self._held = self._held, []
         on_audio, on_key = self._on_audio, self._on_key
         try:
             for item in items:
