@@ -20,7 +20,7 @@ import asyncio
 import functools
 import os
 import statistics
-import time
+from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
 
 from blacksheep import Request, Response, Router
@@ -32,6 +32,7 @@ from app.http.query_values import UsableQuery
 from app.http.same_origin import SameOriginWrites
 from app.log_format import configure_logging
 from app.public_api.gate import PublicApiGate
+from benchmarks._rounds import cpu_us_per_call
 
 BODY = b'{"model":"fake-small","messages":[{"role":"user","content":"Tell me about foxes."}]}'
 SCOPE = {
@@ -92,14 +93,11 @@ async def measure(requests: int, rounds: int) -> dict[str, list[float]]:
     apps = {"router": application(False), "direct route": application(True)}
     for app in apps.values():
         await app.start()
-    figures: dict[str, list[float]] = {name: [] for name in apps}
-    for _ in range(rounds):
-        for name, app in apps.items():
-            started = time.thread_time()
-            for _ in range(requests):
-                await app(dict(SCOPE), _receive, _send)
-            figures[name].append((time.thread_time() - started) / requests * 1e6)
-    return figures
+    def request(app: FrontDoorApplication) -> Callable[[], Awaitable[None]]:
+        return lambda: app(dict(SCOPE), _receive, _send)
+
+    return await cpu_us_per_call({name: request(app) for name, app in apps.items()},
+                                 requests, rounds)
 
 
 def main() -> None:

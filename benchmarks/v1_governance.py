@@ -42,6 +42,7 @@ from app.services.settings import Settings
 from app.services.usage import Usage
 from core import ratelimit
 from core.chat_request import read_chat_request
+from benchmarks._rounds import cpu_us_per_call
 
 BODY = b'{"model":"fake-small","messages":[{"role":"user","content":"Tell me about foxes."}]}'
 KEY = "sk-svc-" + "x" * 43
@@ -114,15 +115,7 @@ async def measure(calls: int, rounds: int) -> dict[str, list[float]]:
     async def nothing() -> None:
         pass
 
-    measured = {"(empty)": nothing, **steps()}
-    figures: dict[str, list[float]] = {name: [] for name in measured}
-    for _ in range(rounds):
-        for name, step in measured.items():
-            started = time.thread_time()
-            for _ in range(calls):
-                await step()
-            figures[name].append((time.thread_time() - started) / calls * 1e6)
-    return figures
+    return await cpu_us_per_call({"(empty)": nothing, **steps()}, calls, rounds)
 
 
 def main() -> None:
