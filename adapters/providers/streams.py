@@ -142,8 +142,12 @@ class RawRelay(_EventStreamReader):
                 if held:  # trailing bytes after the last event: relay them too
                     return held
                 raise StopAsyncIteration
-            if self.tally.observe_plain_read(self._parser, data):
+            taken = self.tally.observe_plain_prefix(self._parser, data)
+            if taken == len(data):
                 return data  # the usual read: content chunks only, nothing held back
+            plain = b""  # content chunks before the stream's end: counted, not built
+            if taken:
+                plain, data = data[:taken], data[taken:]
             with map_exceptions(self._upstream, answering=True):
                 events = self._parser.feed(data)
                 for event in events:
@@ -157,6 +161,8 @@ class RawRelay(_EventStreamReader):
                 data = b"".join(event.encode() for event in events if not is_usage_chunk(event))
             if self._redact is not None and b'"error"' in data:
                 data = self._redact(data)
+            if plain:
+                data = plain + data
             if data:
                 return data
 

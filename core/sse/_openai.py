@@ -49,10 +49,10 @@ DONE: Final = _Done()
 # whitespace variants ("usage" : null) only cost an extra decode, never a miss.
 _NULL_FINISH = ('"finish_reason":null', '"finish_reason": null')
 _NULL_USAGE = ('"usage":null', '"usage": null')
-# The same rules in bytes, for a read of whole events (see observe_plain_read). Each
-# ``\n\n``-ended line holds a null finish reason; the greedy run finds the last one
-# from the line's end, where OpenAI writes it, and the atomic group keeps a failing
-# line from retrying the lines before it.
+# The same rules in bytes, for the whole events a read begins with (see
+# observe_plain_prefix). Each ``\n\n``-ended line holds a null finish reason; the
+# greedy run finds the last one from the line's end, where OpenAI writes it, and the
+# atomic group keeps a failing line from retrying the lines before it.
 _EACH_FINISH_NULL = re.compile(rb'(?>[^\n]*"finish_reason": ?null[^\n]*\n\n)+')
 _NULL_USAGE_BYTES = tuple(marker.encode() for marker in _NULL_USAGE)
 
@@ -189,28 +189,36 @@ class StreamTally:
             return  # an ordinary content chunk: nothing to account for
         self._account(decode_json_object(data, "stream chunk"))
 
-    def observe_plain_read(self, parser: SSEParser, data: bytes) -> bool:
-        """Account for a relayed read at once when it is only ordinary content chunks.
+    def observe_plain_prefix(self, parser: SSEParser, data: bytes) -> int:
+        """Account at once for the ordinary content chunks a relayed read begins with;
+        how many of its bytes that was (0: none, ``len(data)``: the whole read).
 
-        True when ``data`` is whole one-line ``data: `` events (``parser`` moves past
-        them unbuilt) and each would have passed ``observe_event`` as an ordinary chunk:
-        only the count changes. False when nothing changed: feed ``parser`` and observe
-        its events. ASCII markers are found in the bytes exactly when they are in the
-        decoded text, as replacement characters never swallow an ASCII byte.
+        The prefix taken is whole one-line ``data: `` events (``parser`` moves past them
+        unbuilt), each of which would have passed ``observe_event`` as an ordinary chunk:
+        only the count changes. Feed the rest, if any, to ``parser`` and observe its
+        events: a read that holds a stream's end (finish reason, usage, ``[DONE]``) has
+        its content chunks counted here and only its last few events built. ASCII
+        markers are found in the bytes exactly when they are in the decoded text, as
+        replacement characters never swallow an ASCII byte.
         """
-        if b'"error"' in data:
-            return False
-        usages = data.count(b'"usage"')
-        if usages and usages != data.count(_NULL_USAGE_BYTES[1]) and usages != data.count(
+        # Each line of the prefix holds a null finish reason: the lines before the first
+        # that does not (the finishing chunk, usage, [DONE], or anything else).
+        prefix = _EACH_FINISH_NULL.match(data)
+        if prefix is None:
+            return 0
+        end = prefix.end()
+        plain = data if end == len(data) else data[:end]
+        if b'"error"' in plain:
+            return 0
+        usages = plain.count(b'"usage"')
+        if usages and usages != plain.count(_NULL_USAGE_BYTES[1]) and usages != plain.count(
                 _NULL_USAGE_BYTES[0]):
-            return False  # a usage object, or nulls written both ways: let the parser see
-        if _EACH_FINISH_NULL.fullmatch(data) is None:
-            return False
-        count = parser.skip_data_events(data)
+            return 0  # a usage object, or nulls written both ways: let the parser see
+        count = parser.skip_data_events(plain)
         if count is None:
-            return False
+            return 0
         self.chunks += count
-        return True
+        return end
 
     def observe(self, chunk: dict[str, Any] | _Done) -> None:
         """Account for one decoded chunk (or ``DONE``)."""

@@ -117,13 +117,16 @@ class SSEParser:
                 buffer = buffer[len(_BOM) :]
         lines = buffer.splitlines(keepends=True)
         # bytes.splitlines splits on exactly CR, LF and CRLF, the spec's line ends.
+        unended = b""
         if lines and lines[-1][-1:] not in (b"\n", b"\r"):
-            self._buffer = lines.pop()
+            unended = lines.pop()
         else:
-            self._buffer = b""
             # Only a chunk that ends in CR may have its CRLF split by the next chunk; a
             # CR followed by an unfinished line in this chunk has no LF to wait for.
             self._skip_lf = bool(lines) and lines[-1].endswith(b"\r")
+        # The unended line is kept only once the ended ones are read: while they are,
+        # an event's size is its own, not its own plus the start of the next one's.
+        self._buffer = b""
         events: list[ServerSentEvent] = []
         position = 0
         for line in lines:
@@ -133,6 +136,7 @@ class SSEParser:
                 events.append(event)
             if not (self._data or self._event_type):
                 self._pending = len(buffer) - position  # between events after this line
+        self._buffer = unended
         self._check_size()
         return events
 

@@ -174,6 +174,16 @@ def test_the_cap_is_per_event_not_per_stream():
     assert len(events) == 1000
 
 
+def test_the_start_of_the_next_event_does_not_count_against_the_last_ones_size():
+    # 31 bytes of data, then 18 of the next event's line: together over the cap of 40,
+    # each under it, however the chunk is cut.
+    stream = b": ping\r\ndata: " + b"x" * 31 + b"\n\ndata: " + b"y" * 12 + b"\n\n"
+    for cut in range(len(stream) + 1):
+        parser = SSEParser(max_event_bytes=40)
+        events = parser.feed(stream[:cut]) + parser.feed(stream[cut:])
+        assert [event.data for event in events] == ["x" * 31, "y" * 12], cut
+
+
 # -- properties ------------------------------------------------------------------
 
 _line_ends = st.sampled_from([b"\n", b"\r", b"\r\n"])

@@ -1,9 +1,10 @@
-"""Relayed streams: counting a read of plain content chunks is the full tally's work.
+"""Relayed streams: counting a read's plain content chunks is the full tally's work.
 
-``StreamTally.observe_plain_read`` takes a read of whole, ordinary content chunks at
-once: the parser moves past them unbuilt and only the chunk count grows. ``relay``
-below is ``RawRelay``'s loop without the I/O; offered every read first or never, it
-must relay the same bytes, end with the same tally and parser, and fail the same way.
+``StreamTally.observe_plain_prefix`` takes the whole, ordinary content chunks a read
+begins with at once: the parser moves past them unbuilt and only the chunk count
+grows; the rest of the read is fed as usual. ``relay`` below is ``RawRelay``'s loop
+without the I/O; offered every read first or never, it must relay the same bytes, end
+with the same tally and parser, and fail the same way.
 """
 
 from __future__ import annotations
@@ -23,20 +24,25 @@ def relay(chunks: list[bytes], cap: int, *, plain_first: bool) -> tuple:
     relayed, held, failure = [], b"", None
     try:
         for data in chunks:
-            if plain_first and tally.observe_plain_read(parser, data):
-                relayed.append(data)
+            taken = tally.observe_plain_prefix(parser, data) if plain_first else 0
+            plain, data = data[:taken], data[taken:]
+            if taken and not data:
+                relayed.append(plain)
                 continue
             for event in parser.feed(data):
                 tally.observe_event(event)
             data = held + data
             pending = parser.pending_bytes
             data, held = (data, b"") if pending == 0 else (data[:-pending], data[-pending:])
-            relayed.append(data)
+            relayed.append(plain + data)
         parser.feed_eof()
     except RemoteProtocolError as exc:
         failure = (str(exc), exc.hint)
+    # After a failure the read is not relayed at all, and the chunks counted before it
+    # are of no use: the count is compared only for streams that end well.
     return (b"".join(relayed), held, failure, parser.pending_bytes, parser.last_event_id,
-            tally.done, tally.error, tally.finish_reason, tally.usage, tally.chunks)
+            tally.done, tally.error, tally.finish_reason, tally.usage,
+            tally.chunks if failure is None else None)
 
 
 def _content(text: str, finish: str | None = None, spaced: bool = False, **extra) -> bytes:
@@ -128,10 +134,23 @@ def test_skipping_data_events_is_feeding_them_without_building_them(before, bloc
 def test_a_read_of_content_chunks_only_counts_them():
     parser, tally = SSEParser(), StreamTally()
     read = b"data: " + _content("Hel") + b"\n\ndata: " + _content("lo", spaced=True) + b"\n\n"
-    assert tally.observe_plain_read(parser, read)
+    assert tally.observe_plain_prefix(parser, read) == len(read)
     assert (tally.chunks, tally.finish_reason, tally.usage) == (2, None, None)
     assert not tally.complete
     assert parser.pending_bytes == 0
+
+
+def test_the_content_chunks_before_a_streams_end_are_counted_and_the_end_left_to_the_parser():
+    plain = b"".join(b"data: " + _content(text) + b"\n\n" for text in ("Hel", "lo", "!"))
+    end = (b"data: " + _content("", "stop") + b"\n\n"
+           + b"data: " + _content("", usage={"total_tokens": 9}) + b"\n\ndata: [DONE]\n\n")
+    parser, tally = SSEParser(), StreamTally()
+    assert tally.observe_plain_prefix(parser, plain + end) == len(plain)
+    assert tally.chunks == 3
+    for event in parser.feed(end):
+        tally.observe_event(event)
+    assert (tally.chunks, tally.finish_reason, tally.usage, tally.done) == (
+        5, "stop", {"total_tokens": 9}, True)
 
 
 def test_a_read_that_accounting_needs_is_left_to_the_parser():
@@ -142,17 +161,20 @@ def test_a_read_that_accounting_needs_is_left_to_the_parser():
                  b'data: {"error": {"message": "x"}}\n\n', b": ping\n\n" + plain,
                  b"id: 1\n" + plain, plain + b"\n\n" + plain):
         parser, tally = SSEParser(), StreamTally()
-        assert not tally.observe_plain_read(parser, read), read
-        assert tally.chunks == 0
+        taken = tally.observe_plain_prefix(parser, read)
+        assert taken < len(read), read
+        # What was taken is the plain chunks before the first that accounting needs.
+        assert taken in (0, len(plain)), read
+        assert tally.chunks == (taken > 0), read
 
 
 def test_a_read_after_a_partial_event_is_left_to_the_parser():
     parser, tally = SSEParser(), StreamTally()
     plain = b"data: " + _content("x") + b"\n\n"
     parser.feed(plain[:10])
-    assert not tally.observe_plain_read(parser, plain)
+    assert tally.observe_plain_prefix(parser, plain) == 0
     capped = SSEParser(len(plain) - 8)  # just under what the event needs
-    assert not tally.observe_plain_read(capped, plain)
+    assert tally.observe_plain_prefix(capped, plain) == 0
 
 
 def test_a_chunk_with_any_other_line_is_not_skipped():
