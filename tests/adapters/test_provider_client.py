@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 
 import anyio
 import pytest
@@ -21,6 +20,7 @@ from adapters.providers import (
 )
 from tests.fakes.upstream import Behaviour, FakeUpstream, ToolCall
 from tests.support.entered import entered
+from tests.support.listener import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -232,11 +232,8 @@ async def test_error_statuses_carry_the_upstream_message(fake, client, upstream,
 
 
 async def test_refused_connection_is_unavailable(client):
-    with socket.socket() as sock:  # a port nobody listens on once this socket closes
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
     with pytest.raises(UpstreamUnavailable) as caught:
-        await client.complete(Upstream(f"http://127.0.0.1:{port}/v1"), BODY)
+        await client.complete(Upstream(f"http://127.0.0.1:{free_port()}/v1"), BODY)
     assert caught.value.status_code == 502
     assert not isinstance(caught.value, UpstreamDisconnected)
 

@@ -26,7 +26,7 @@ from adapters.voice.transport import CallTransport, TransportBroken
 from core.audiosocket import AudioSocketConnection
 from core.carrier_media import CarrierConnection
 from kernels.ulaw import lin2ulaw
-from tests.support.listener import closed_port
+from tests.support.listener import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -345,7 +345,7 @@ async def test_carrier_utterance_ends_when_its_mark_comes_back():
 async def serving_audiosockets(redeem, answer):
     """A listener on a free loopback port that hands each call to ``redeem`` and
     ``answer``; yields its port and stops listening on leaving (within ten seconds)."""
-    listener = await bind_audiosocket(f"127.0.0.1:{closed_port()}")
+    listener = await bind_audiosocket(f"127.0.0.1:{free_port()}")
     with anyio.fail_after(10):
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(serve_audiosockets, listener, redeem, answer)

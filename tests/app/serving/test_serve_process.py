@@ -12,13 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.listener import free_port
+
 pytestmark = pytest.mark.e2e
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def svc(args, data_dir: Path, port: int, env_extra: dict[str, str] | None = None,
