@@ -15,12 +15,15 @@ import signal
 import socket
 import sys
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from app import config as boot_config
 from app.log_format import configure_logging
 from app.message_key import StartKey, key_file, key_for_start
 from core.host_port import InvalidHostPort, parse_host_port
+
+if TYPE_CHECKING:
+    from app.bundle import Services
 
 EX_USAGE, EX_DATAERR, EX_UNAVAILABLE, EX_CANTCREAT, EX_CONFIG = 64, 65, 69, 73, 78
 
@@ -50,6 +53,17 @@ def _load_config(args: argparse.Namespace, *, make_key: bool = False) -> StartKe
     except OSError as exc:
         raise Exit(EX_CANTCREAT, f"cannot keep the message encryption key in "
                                  f"{key_file(boot)}: {exc.strerror or exc}") from None
+
+
+def _services(boot: boot_config.BootConfig) -> Services:
+    """The service bundle for a command that acts at once; an unusable
+    message_encryption_key is a configuration error, said in one line."""
+    from app.bundle import Services
+
+    try:
+        return Services.build(boot)
+    except ValueError as exc:
+        raise Exit(EX_CONFIG, f"configuration: {exc}") from None
 
 
 def _writable_data_dir(boot: boot_config.BootConfig) -> Path:
@@ -186,7 +200,6 @@ def _supervise(sock: socket.socket, boot: boot_config.BootConfig, workers: int,
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from app.bundle import Services
     from app.supervisor import worker_count
 
     start = _load_config(args, make_key=True)
@@ -195,10 +208,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     workers = worker_count(args.workers if args.workers is not None
                            else boot["server.workers"])
     sock = _listening_socket(boot["server.host"], boot["server.port"])
-    try:
-        services = Services.build(boot)
-    except ValueError as exc:  # an unusable message_encryption_key
-        raise Exit(EX_CONFIG, f"configuration: {exc}") from None
+    services = _services(boot)
     # A stop signal before or after uvicorn's own handling unwinds through the finally
     # blocks below, so the embedded PostgreSQL is stopped and the exit is a clean 0.
     # While serving, uvicorn drains in-flight requests first, then re-raises the signal
@@ -257,16 +267,12 @@ def cmd_telephony_check(args: argparse.Namespace) -> int:
     exit 0 when every check passes, 1 otherwise. The listen address is judged by what
     the serving processes' leases say they listen on; this one serves nothing."""
     from app import db
-    from app.bundle import Services
     from app.telephony.process_listeners import process_listeners
     from app.telephony.readiness import Readiness
 
     boot = _load_config(args).boot
     configure_logging("warning")
-    try:
-        services = Services.build(boot)
-    except ValueError as exc:  # an unusable message_encryption_key
-        raise Exit(EX_CONFIG, f"configuration: {exc}") from None
+    services = _services(boot)
 
     async def run(dsn: str) -> list:
         db.use_database(dsn)

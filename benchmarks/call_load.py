@@ -48,7 +48,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -63,6 +62,7 @@ import psutil
 
 from adapters.embedded_postgres import EmbeddedPostgres
 from benchmarks.call_load_probe import FRAME_S, LoadResult, run_load
+from tests.support.listener import free_port
 
 SECRET = "call-load-shared-secret"
 #: svc's CPU per call at most this many times the bare floor's (``--floor``).
@@ -74,12 +74,6 @@ NOTICE = ("You are through to the call-load line. " * 16)[:590]
 
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @contextmanager

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.v1_passthrough import ROOT, _free_port, _wait_for
+from benchmarks.v1_passthrough import ROOT, _wait_for
+from tests.support.listener import free_port
 from tests.support.processes import stop_process
 
 MODEL = "fake-small"
@@ -32,7 +33,7 @@ class Server:
 def serve(stack: ExitStack, workdir: Path, name: str, dsn: str | None,
           encryption_key: str) -> tuple[Server, str]:
     """Start one ``svc serve``; return it and what it printed until it was serving."""
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC__")}
     env.update(SVC__STORAGE__DATA_DIR=str(workdir / name), SVC__SERVER__PORT=str(port),
                SVC__MESSAGE_ENCRYPTION_KEY=encryption_key)

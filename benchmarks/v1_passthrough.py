@@ -51,6 +51,7 @@ import anyio
 import httpx
 
 from benchmarks.upstream_clients import start_upstream
+from tests.support.listener import free_port
 from tests.support.processes import stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,12 +67,6 @@ class Target:
     base: str  #: ends in /v1
     key: str
     pid: int | None = None  #: the serving process, whose CPU time is read
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _accepts(port: int) -> bool:
@@ -112,7 +107,7 @@ def _process(command: list[str], log: Path, ready: str | int,
 
 
 def _svc(stack: ExitStack, upstream: str, workdir: Path, workers: int = 1) -> Target:
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC__")}
     env.update(SVC__STORAGE__DATA_DIR=str(workdir / "svc"), SVC__SERVER__PORT=str(port),
                SVC__MESSAGE_ENCRYPTION_KEY=secrets.token_hex(32))
@@ -169,7 +164,7 @@ def _litellm(stack: ExitStack, upstream: str, workdir: Path) -> Target | None:
         "  master_key: sk-bench\n"
         "litellm_settings:\n"
         "  telemetry: false\n")
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False",
            "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     _, pid = stack.enter_context(_process(

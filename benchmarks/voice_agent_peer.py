@@ -24,13 +24,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import sys
 import tempfile
 import uuid
 from pathlib import Path
 
 from benchmarks.call_load_server import MS_PER_CHARACTER, TONE
+from tests.support.listener import free_port
 
 
 async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -68,9 +68,7 @@ def _instant_speech() -> None:
 
 
 def _configure(workdir: Path, pbx_port: int, notice: str) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        register_port = probe.getsockname()[1]
+    register_port = free_port()
     (workdir / "config.yaml").write_text(
         "listen:\n  host: 127.0.0.1\n"
         f"  register_port: {register_port}\n  audiosocket_port: {pbx_port}\n"

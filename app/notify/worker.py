@@ -44,6 +44,7 @@ from app import db
 from app.crypto import SecretBox
 from app.notify.attempts import UNREADABLE, finish_attempt, start_attempt
 from app.notify.targets import open_target
+from app.services.background import BackgroundTask
 from app.services.settings import Settings
 from core.notifications import (
     EventKind,
@@ -111,7 +112,7 @@ class OutboxWorker:
         self.poll_seconds = poll_seconds
         self.schedule = schedule
         self.jitter = jitter
-        self._task: asyncio.Task[None] | None = None
+        self._posting = BackgroundTask("outbox")
 
     async def run_once(self) -> int:
         """Claim the due rows this process can have now and settle each; the count.
@@ -173,17 +174,10 @@ class OutboxWorker:
 
     @property
     def running(self) -> bool:
-        return self._task is not None
+        return self._posting.running
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self.run(), name="outbox")
+        self._posting.start(self.run)
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
+        await self._posting.stop()

@@ -16,8 +16,6 @@ check.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import socket
 
@@ -26,6 +24,7 @@ from anyio.abc import SocketListener
 from adapters.voice.audiosocket import bind_audiosocket, serve_audiosockets
 from adapters.voice.collection import CollectionSchedule, NoSchedule
 from adapters.voice.pacing import frame_ticker
+from app.services.background import BackgroundTask
 from app.services.settings import Settings
 from app.telephony.admission import DATABASE_ERRORS
 from app.telephony.listener_state import ListenerState
@@ -71,7 +70,7 @@ class AudioListener:
         self.bound = bound
         self.collect_on_beat = collect_on_beat
         self.collection: CollectionSchedule | NoSchedule = NoSchedule()
-        self._task: asyncio.Task[None] | None = None
+        self._serving = BackgroundTask()
 
     async def start(self) -> None:
         """Bind ``telephony.pbx_listen`` if set and serve it in the background."""
@@ -107,15 +106,11 @@ class AudioListener:
 
     def _serve(self, address: str, listener: SocketListener) -> None:
         self.state.bound(address)
-        self._task = asyncio.get_running_loop().create_task(
-            serve_audiosockets(listener, self.voice.redeem, self.voice.answer))
+        self._serving.start(
+            lambda: serve_audiosockets(listener, self.voice.redeem, self.voice.answer))
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._serving.stop()
         self.state.closed()
         if self.collect_on_beat:
             collection, self.collection = self.collection, NoSchedule()

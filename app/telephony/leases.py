@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from uuid import UUID, uuid4
 
 from app import db
+from app.services.background import BackgroundTask
 from app.telephony.admission import DATABASE_ERRORS
 from app.telephony.listener_state import ListenerState
 from core.call_leases import LEASE_SECONDS, RENEW_SECONDS, RunningCall, orphaned
@@ -73,7 +74,7 @@ class CallLeases:
         self.running: set[UUID] = set()
         #: Told of each call ended here (announcing); set by the bundle.
         self.on_end: Callable[[UUID], Awaitable[None]] | None = None
-        self._task: asyncio.Task | None = None
+        self._heartbeat = BackgroundTask("leases")
 
     async def renew(self) -> None:
         async with db.connection() as connection:
@@ -126,18 +127,12 @@ class CallLeases:
             await asyncio.sleep(RENEW_SECONDS)
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="leases")
+        self._heartbeat.start(self._run)
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is None:
+        if not self._heartbeat.running:
             return
-        task.cancel()
-        try:
-            await task
-        except asyncio.CancelledError:
-            pass
+        await self._heartbeat.stop()
         try:
             async with db.connection() as connection:
                 await connection.execute(_RELEASE, self.instance_id)

@@ -3,7 +3,6 @@ loopback servers started here: what answered, or why nothing did, in plain words
 
 from __future__ import annotations
 
-import socket
 import ssl
 
 import anyio
@@ -11,6 +10,7 @@ import pytest
 from aiohttp import web
 
 from adapters.health_probe import probe_health
+from tests.support.listener import free_port
 from tests.support.tls import self_signed
 
 pytestmark = pytest.mark.anyio
@@ -79,10 +79,7 @@ async def test_a_trusted_certificate_is_taken(server, tmp_path):
 
 
 async def test_a_closed_port_is_a_refused_connection():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    answer = await probe_health(f"http://127.0.0.1:{port}/healthz")
+    answer = await probe_health(f"http://127.0.0.1:{free_port()}/healthz")
     assert answer.status is None and "refused the connection" in answer.failure
 
 

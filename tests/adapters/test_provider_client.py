@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 
 import anyio
 import pytest
@@ -21,6 +20,7 @@ from adapters.providers import (
 )
 from tests.fakes.upstream import Behaviour, FakeUpstream, ToolCall
 from tests.support.entered import entered
+from tests.support.listener import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -41,6 +41,16 @@ def upstream(fake):
 
 async def collect(stream) -> list:
     return [item async for item in stream]
+
+
+async def ask(client, mode: str, upstream) -> None:
+    """Send ``BODY`` the client's way named by ``mode`` (``complete``, ``stream`` or
+    ``relay``), reading a stream to its end."""
+    if mode == "complete":
+        await client.complete(upstream, BODY)
+    else:
+        async with getattr(client, mode)(upstream, BODY) as stream:
+            await collect(stream)
 
 
 def text_of(chunks: list[dict]) -> str:
@@ -221,22 +231,15 @@ async def test_parsed_stream_raises_on_an_in_stream_error(fake, client, upstream
 async def test_error_statuses_carry_the_upstream_message(fake, client, upstream, status, status_code, mode):
     fake.behaviour = Behaviour(status=status, error_message=f"refused with {status}")
     with pytest.raises(UpstreamStatusError) as caught:
-        if mode == "complete":
-            await client.complete(upstream, BODY)
-        else:
-            async with getattr(client, mode)(upstream, BODY) as stream:
-                await collect(stream)
+        await ask(client, mode, upstream)
     error = caught.value
     assert (error.status, error.message, error.status_code) == (status, f"refused with {status}", status_code)
     assert json.loads(error.body)["error"]["message"] == f"refused with {status}"
 
 
 async def test_refused_connection_is_unavailable(client):
-    with socket.socket() as sock:  # a port nobody listens on once this socket closes
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
     with pytest.raises(UpstreamUnavailable) as caught:
-        await client.complete(Upstream(f"http://127.0.0.1:{port}/v1"), BODY)
+        await client.complete(Upstream(f"http://127.0.0.1:{free_port()}/v1"), BODY)
     assert caught.value.status_code == 502
     assert not isinstance(caught.value, UpstreamDisconnected)
 
@@ -305,11 +308,7 @@ async def test_a_body_that_ends_before_the_last_chunk_is_a_protocol_error(fake, 
 async def test_garbage_is_a_protocol_error(fake, client, upstream, behaviour, mode):
     fake.behaviour = behaviour
     with pytest.raises(UpstreamProtocolError):
-        if mode == "complete":
-            await client.complete(upstream, BODY)
-        else:
-            async with getattr(client, mode)(upstream, BODY) as stream:
-                await collect(stream)
+        await ask(client, mode, upstream)
 
 
 async def test_a_json_answer_to_a_stream_request_is_a_protocol_error(fake, client, upstream):

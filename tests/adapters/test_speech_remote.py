@@ -3,7 +3,6 @@ answers, streaming, slow, down, error statuses, cancellation."""
 
 from __future__ import annotations
 
-import socket
 import struct
 from contextlib import aclosing
 
@@ -15,7 +14,7 @@ from adapters.speech import (
 from adapters.speech.http import Endpoint
 from adapters.speech.openai import OpenAIRecogniser, OpenAISynthesiser, input_pieces
 from adapters.speech.turns import HttpTurnDetector
-from tests.support.listener import SilentListener
+from tests.support.listener import SilentListener, free_port
 from tests.fakes.speech import SpeechBehaviour, speech, speech_http, spoken_pcm  # noqa: F401
 
 pytestmark = pytest.mark.anyio
@@ -43,12 +42,6 @@ def detector(speech, speech_http=None, timeouts=SpeechTimeouts()):
 async def speak(engine, text: str) -> list[bytes]:
     with anyio.fail_after(GUARD):
         return [chunk async for chunk in engine.stream(text)]
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:  # a port nobody listens on once this socket closes
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 async def test_the_engines_follow_the_protocols(speech):
@@ -129,7 +122,7 @@ async def test_error_statuses_are_unavailable_with_the_engines_message(speech, s
 
 
 async def test_an_engine_that_is_down_is_unavailable():
-    engine = OpenAISynthesiser(Endpoint(f"http://127.0.0.1:{closed_port()}/v1"),
+    engine = OpenAISynthesiser(Endpoint(f"http://127.0.0.1:{free_port()}/v1"),
                                model="tts-1", voice="alloy")
     with pytest.raises(SpeechUnavailable, match="cannot connect"):
         await speak(engine, "Hello")
@@ -234,7 +227,7 @@ async def test_slow_recognition_times_out(speech):
 
 
 async def test_recognition_down_is_unavailable():
-    engine = OpenAIRecogniser(Endpoint(f"http://127.0.0.1:{closed_port()}/v1"), model="m")
+    engine = OpenAIRecogniser(Endpoint(f"http://127.0.0.1:{free_port()}/v1"), model="m")
     with pytest.raises(SpeechUnavailable, match="cannot connect"):
         await engine.transcribe(bytes(320), 8000)
 
@@ -275,7 +268,7 @@ async def test_turn_detection_errors_and_absence_are_unavailable(speech):
     speech.behaviour = SpeechBehaviour(status=502)
     with pytest.raises(SpeechUnavailable, match="HTTP 502"):
         await detector(speech).end_of_turn("Yes.")
-    gone = HttpTurnDetector(Endpoint(f"http://127.0.0.1:{closed_port()}/turn"),
+    gone = HttpTurnDetector(Endpoint(f"http://127.0.0.1:{free_port()}/turn"),
                             allow_hosts=("127.0.0.1",))
     with pytest.raises(SpeechUnavailable, match="cannot connect"):
         await gone.end_of_turn("Yes.")

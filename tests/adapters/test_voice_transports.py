@@ -4,21 +4,29 @@ wire per frame, marks and clear on the carrier, the peer's endings (spec: teleph
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import struct
 from base64 import b64decode
 import uuid
 
 import anyio
 import pytest
+from anyio.abc import SocketAttribute
 
-from adapters.voice.audiosocket import AudioSocketTransport, serve_audiosocket
+from adapters.voice.audiosocket import (
+    AudioSocketTransport,
+    bind_audiosocket,
+    serve_audiosocket,
+    serve_audiosockets,
+)
 from adapters.voice.carrier import PLAYOUT_LEAD_FRAMES, CarrierTransport, serve_carrier_stream
 from adapters.voice.transport import CallTransport, TransportBroken
 from core.audiosocket import AudioSocketConnection
 from core.carrier_media import CarrierConnection
 from kernels.ulaw import lin2ulaw
-from tests.support.listener import closed_port
+from tests.support.listener import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -333,42 +341,38 @@ async def test_carrier_utterance_ends_when_its_mark_comes_back():
     assert transport.marks_heard == 1
 
 
+@contextlib.asynccontextmanager
+async def serving_audiosockets(redeem, answer):
+    """A listener on a free loopback port that hands each call to ``redeem`` and
+    ``answer``; yields its port and stops listening on leaving (within ten seconds)."""
+    listener = await bind_audiosocket(f"127.0.0.1:{free_port()}")
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(serve_audiosockets, listener, redeem, answer)
+            yield listener.extra(SocketAttribute.local_port)
+            tasks.cancel_scope.cancel()
+
+
+async def redeem_any(token: str):
+    return token
+
+
 async def test_the_listener_sets_tcp_nodelay_on_every_call():
-    import socket
-
-    from anyio.abc import SocketAttribute
-
-    from adapters.voice.audiosocket import bind_audiosocket, serve_audiosockets
-
-    listener = await bind_audiosocket(f"127.0.0.1:{closed_port()}")
-    port = listener.extra(SocketAttribute.local_port)
     seen: list[int] = []
-
-    async def redeem(token: str):
-        return token
 
     async def answer(transport, call):
         raw = transport.stream.extra(SocketAttribute.raw_socket)
         seen.append(raw.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
         await transport.hang_up()
 
-    with anyio.fail_after(10):
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(serve_audiosockets, listener, redeem, answer)
-            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
-                await stream.send(HEADER.pack(0x01, 16) + uuid.uuid4().bytes)
-                assert await stream.receive() == HEADER.pack(0x00, 0)  # our hangup
-            tasks.cancel_scope.cancel()
+    async with serving_audiosockets(redeem_any, answer) as port:
+        async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+            await stream.send(HEADER.pack(0x01, 16) + uuid.uuid4().bytes)
+            assert await stream.receive() == HEADER.pack(0x00, 0)  # our hangup
     assert seen == [1]
 
 
 async def test_a_failing_call_does_not_take_the_listener_down():
-    from anyio.abc import SocketAttribute
-
-    from adapters.voice.audiosocket import bind_audiosocket, serve_audiosockets
-
-    listener = await bind_audiosocket(f"127.0.0.1:{closed_port()}")
-    port = listener.extra(SocketAttribute.local_port)
     calls = 0
 
     async def redeem(token: str):
@@ -381,36 +385,20 @@ async def test_a_failing_call_does_not_take_the_listener_down():
     async def answer(transport, call):
         await transport.hang_up()
 
-    with anyio.fail_after(10):
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(serve_audiosockets, listener, redeem, answer)
-            for expected in (b"", HEADER.pack(0x00, 0)):  # closed silently, then answered
-                async with await connect_presenting_an_identifier(port) as stream:
-                    assert await read_all(stream) == expected
-            tasks.cancel_scope.cancel()
+    async with serving_audiosockets(redeem, answer) as port:
+        for expected in (b"", HEADER.pack(0x00, 0)):  # closed silently, then answered
+            async with await connect_presenting_an_identifier(port) as stream:
+                assert await read_all(stream) == expected
 
 
 async def test_a_call_still_being_prepared_keeps_asterisk_from_giving_up():
-    from anyio.abc import SocketAttribute
-
-    from adapters.voice.audiosocket import bind_audiosocket, serve_audiosockets
-
-    listener = await bind_audiosocket(f"127.0.0.1:{closed_port()}")
-    port = listener.extra(SocketAttribute.local_port)
-
-    async def redeem(token: str):
-        return token
-
     async def answer(transport, call):
         await anyio.sleep(1.5)  # a slow start: the line, the engines, the transcript
         await transport.hang_up()
 
-    with anyio.fail_after(10):
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(serve_audiosockets, listener, redeem, answer)
-            async with await connect_presenting_an_identifier(port) as stream:
-                data = await read_all(stream)
-            tasks.cancel_scope.cancel()
+    async with serving_audiosockets(redeem_any, answer) as port:
+        async with await connect_presenting_an_identifier(port) as stream:
+            data = await read_all(stream)
     silence = HEADER.pack(0x10, 320) + bytes(320)
     assert data.endswith(HEADER.pack(0x00, 0))
     body = data[:-3]

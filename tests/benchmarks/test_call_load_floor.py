@@ -6,7 +6,6 @@ a level counts as held only with every call up, no missed slot and p99 within 5 
 from __future__ import annotations
 
 import asyncio
-import socket
 import uuid
 
 import aiohttp
@@ -16,14 +15,9 @@ from benchmarks import audiosocket_floor
 from benchmarks.call_load import _held
 from benchmarks.call_load_probe import LoadResult
 from core.audiosocket import AudioReceived, AudioSocketClient
+from tests.support.listener import free_port
 
 pytestmark = pytest.mark.anyio
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 async def _frames(reader: asyncio.StreamReader, client: AudioSocketClient,
@@ -37,7 +31,7 @@ async def _frames(reader: asyncio.StreamReader, client: AudioSocketClient,
 
 
 async def test_the_floor_plays_a_call_once_identified_and_stops_at_its_hang_up():
-    port, pbx_port = _free_port(), _free_port()
+    port, pbx_port = free_port(), free_port()
     serving = asyncio.create_task(audiosocket_floor.serve(port, pbx_port))
     try:
         async with aiohttp.ClientSession() as http:

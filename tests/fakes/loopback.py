@@ -2,17 +2,21 @@
 
 A fake is a dataclass that inherits ``LoopbackServer`` (and with it the ``host`` and
 ``port`` fields) and builds its routes in ``_app()``; ``async with Fake() as fake`` runs it.
+``serve_as_process`` runs one as a whole process (``python -m tests.fakes.…``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Self
 
 import anyio
 from aiohttp import web
 
-__all__ = ["LoopbackServer"]
+__all__ = ["LoopbackServer", "serve_as_process"]
 
 
 @dataclass
@@ -62,3 +66,18 @@ class LoopbackServer:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
+
+
+def serve_as_process(fake: LoopbackServer,
+                     loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None) -> None:
+    """Serve ``fake`` until the process is interrupted, having printed ``listening on
+    <port>`` once ready (the parent that started it reads the port there)."""
+
+    async def serve() -> None:
+        async with fake:
+            print(f"listening on {fake.port}", flush=True)
+            await anyio.sleep_forever()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(serve())

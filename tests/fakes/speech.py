@@ -37,7 +37,7 @@ from typing import Any
 from aiohttp import web
 
 from adapters.speech.http import SpeechHttp
-from tests.fakes.loopback import LoopbackServer
+from tests.fakes.loopback import LoopbackServer, serve_as_process
 from tests.fakes.upstream import _error_response
 from tests.support.entered import entered
 
@@ -206,21 +206,12 @@ speech_http = entered(SpeechHttp, "A ``SpeechHttp`` pool, closed after the test.
 # -- as a process ---------------------------------------------------------------------
 
 
-async def _serve(args: argparse.Namespace) -> None:
-    async with FakeSpeech(behaviour=SpeechBehaviour(text=args.text), port=args.port) as fake:
-        print(f"listening on {fake.port}", flush=True)
-        await asyncio.Event().wait()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description="Loopback OpenAI-compatible speech server.")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--text", default="hello from the fake recogniser")
     args = parser.parse_args()
-    try:
-        asyncio.run(_serve(args))
-    except KeyboardInterrupt:
-        pass
+    serve_as_process(FakeSpeech(behaviour=SpeechBehaviour(text=args.text), port=args.port))
 
 
 if __name__ == "__main__":

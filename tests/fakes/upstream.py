@@ -27,7 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.loopback import LoopbackServer
+from tests.fakes.loopback import LoopbackServer, serve_as_process
 
 __all__ = ["Behaviour", "FakeUpstream", "RecordedRequest", "ToolCall"]
 
@@ -300,13 +300,6 @@ def _stream_frames(body: dict, behaviour: Behaviour) -> list[bytes]:
 # -- as a process ---------------------------------------------------------------------
 
 
-async def _serve(args: argparse.Namespace) -> None:
-    behaviour = Behaviour(text=args.text, chunks=args.chunks)
-    async with FakeUpstream(behaviour=behaviour, port=args.port) as fake:
-        print(f"listening on {fake.port}", flush=True)
-        await asyncio.Event().wait()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description="Loopback OpenAI-compatible upstream.")
     parser.add_argument("--port", type=int, default=0)
@@ -319,11 +312,8 @@ def main() -> None:
         import uvloop
 
         loop_factory = uvloop.new_event_loop
-    try:
-        with asyncio.Runner(loop_factory=loop_factory) as runner:
-            runner.run(_serve(args))
-    except KeyboardInterrupt:
-        pass
+    behaviour = Behaviour(text=args.text, chunks=args.chunks)
+    serve_as_process(FakeUpstream(behaviour=behaviour, port=args.port), loop_factory)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import socket
 from types import TracebackType
 
-__all__ = ["SilentListener", "closed_port", "ipv6_loopback"]
+__all__ = ["SilentListener", "free_port", "ipv6_loopback"]
 
 
 def ipv6_loopback() -> bool:
@@ -24,8 +24,9 @@ def ipv6_loopback() -> bool:
         return False
 
 
-def closed_port() -> int:
-    """A loopback port nobody listens on (once this socket closes)."""
+def free_port() -> int:
+    """A loopback port nobody listens on once this returns: free for a server the test
+    starts, and refused to anyone who connects before one does."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]

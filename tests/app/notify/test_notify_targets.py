@@ -14,7 +14,7 @@ from app.config import BootConfig
 from app.notify.targets import TEST_PACE
 from core.notifications import SIGNATURE_HEADER, verify_signature
 from tests.support.http import running_app
-from tests.support.listener import SilentListener, closed_port
+from tests.support.listener import SilentListener, free_port
 from tests.support.receiver import Receiver
 from tests.support.settings import allow_loopback, set_runtime
 
@@ -240,7 +240,7 @@ async def test_a_refused_target_answers_the_same_whether_its_port_is_open(api, o
         listening = await _create(api, owner, kind="webhook",
                                   url=f"http://１２７.０.０.１:{listener.port}/hook")
         closed = await _create(api, owner, kind="webhook",
-                               url=f"http://127。0。0。1:{closed_port()}/hook")
+                               url=f"http://127。0。0。1:{free_port()}/hook")
         assert listening["host"] == closed["host"] == "127.0.0.1"
         await set_runtime(services, "egress.allow_hosts", "")
         answers = [(await api.post(f"/api/notify-targets/{target['id']}/test",

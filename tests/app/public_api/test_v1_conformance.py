@@ -26,7 +26,7 @@ import httpx
 import openai
 import pytest
 
-from tests.app.serving.test_serve_process import free_port
+from tests.support.listener import free_port
 from tests.support.api_users import first_admin, user_with_key
 from tests.support.processes import printed_once_serving, serve_logged, stop_process
 

@@ -180,7 +180,7 @@ async def test_a_lost_listening_connection_drops_the_cache_and_listens_again(
 
 
 async def test_a_process_that_cannot_listen_looks_every_key_up(services):
-    from tests.app.serving.test_serve_process import free_port
+    from tests.support.listener import free_port
 
     await assert_every_key_looked_up(
         services, AuthChanges(IdentityCache()),

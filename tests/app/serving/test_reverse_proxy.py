@@ -28,6 +28,7 @@ from app.tables import TelephonyCall, TelephonySignatureFailure
 from tests.app.telephony.deployment import CREDENTIAL, deployment, voice_params
 from tests.fakes.coded_speech import CodedRecogniser, CodedSynthesiser, normalise
 from tests.support.http import running_app
+from tests.support.listener import free_port
 from tests.support.tls import self_signed
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -39,12 +40,6 @@ NGINX = (os.environ.get("SVC_TEST_NGINX") or shutil.which("nginx")
 if NGINX is None:
     pytest.skip("no nginx here: ./tools/test installs Debian's nginx when run as root, or set "
                 "SVC_TEST_NGINX=/path/to/nginx", allow_module_level=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def documented_site() -> str:
@@ -106,7 +101,7 @@ async def proxied(database, tmp_path):
     from app.config import BootConfig
     from app.telephony.speech_engines import CallEngines
 
-    listen = _free_port()
+    listen = free_port()
     public = f"https://localhost:{listen}"
     services = Services.build(BootConfig({
         "storage.data_dir": str(tmp_path), "storage.recordings_dir": str(tmp_path / "rec"),

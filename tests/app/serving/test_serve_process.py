@@ -12,13 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.listener import free_port
+
 pytestmark = pytest.mark.e2e
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def svc(args, data_dir: Path, port: int, env_extra: dict[str, str] | None = None,
@@ -105,6 +101,17 @@ def test_an_unwritable_data_directory_is_one_clear_line_and_exit_73(tmp_path):
     _, err = process.communicate(timeout=60)
     assert process.returncode == 73
     assert err.strip().count("\n") == 0 and "not writable" in err
+
+
+@pytest.mark.parametrize("command", [["serve"], ["telephony", "check"]])
+def test_an_unusable_message_key_is_one_clear_line_and_exit_78(tmp_path, command):
+    process = svc(command, tmp_path / "data", free_port(),
+                  env_extra={"SVC__MESSAGE_ENCRYPTION_KEY": "too-short"})
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 78, out + err
+    refusal = [line for line in err.splitlines() if not line.startswith("{")]  # not logs
+    assert refusal == [refusal[0]] and refusal[0].startswith("svc: configuration: ")
+    assert "32 random bytes" in refusal[0]
 
 
 def test_admin_create_reads_the_password_from_stdin(tmp_path):

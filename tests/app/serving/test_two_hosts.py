@@ -27,7 +27,7 @@ import httpx
 import pytest
 
 from core.audiosocket import AudioSocketClient
-from tests.app.serving.test_serve_process import free_port
+from tests.support.listener import free_port
 from tests.support import pbx_deployment as line
 from tests.support.api_users import first_admin, user_with_key
 from tests.support.notify_once import NOTIFYING, assert_each_posted_once, bookings_notified

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import socket
 import struct
 import uuid
 
@@ -30,6 +29,7 @@ from tests.app.telephony.deployment import (
 )
 from tests.fakes.voice import SPEECH_MS_PER_CHAR, Caller, FakeEngines, FakeSynthesiser
 from tests.support.http import running_app
+from tests.support.listener import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -37,12 +37,6 @@ HEADER = struct.Struct(">BH")
 KEY = {"x-service-telephony-key": SHARED_SECRET}
 QUICK_DIALS = {"voice.phone.silence_threshold_ms": 300, "voice.phone.min_speech_ms": 100,
                "voice.phone.turn_detection": False, "voice.phone.barge_min_ms": 100}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 async def voice_deployment(api, services, *, provider: str, engines: FakeEngines):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import socket
 
 import aiohttp
 import pytest
@@ -39,6 +38,7 @@ from app.tables import TelephonyCall, UsageEvent
 from tests.app.telephony.deployment import CREDENTIAL, PUBLIC, SHARED_SECRET, deployment
 from tests.fakes.coded_speech import CodedRecogniser, CodedSynthesiser, normalise
 from tests.support.http import running_app
+from tests.support.listener import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -58,12 +58,6 @@ _callers = itertools.count(100)
 @pytest.fixture(scope="module")
 def anyio_backend():
     return "asyncio"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Line:
@@ -129,7 +123,7 @@ async def line(postgres, tmp_path_factory):
         return CallEngines(synthesiser=synthesiser, recogniser=recogniser)
 
     services.call_voice.engines = instant_engines
-    audiosocket = ("127.0.0.1", _free_port())
+    audiosocket = ("127.0.0.1", free_port())
     try:
         async with running_app(services) as client:
             setup = await deployment(client, services, provider="pbx", line_provider="carrier")

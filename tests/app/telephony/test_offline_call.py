@@ -21,7 +21,7 @@ import pytest
 from adapters.call_simulator import AwaitHangup, Caller, Listen, Say, prepare, ring_pbx
 from app.cli import CALLER_VOICE
 from app.tables import Appointment, TelephonyCall
-from tests.app.telephony.test_call_voice_transports import free_port
+from tests.support.listener import free_port
 from tests.app.telephony.deployment import LINE_NUMBER as LINE
 from tests.app.telephony.deployment import SHARED_SECRET, deployment
 from tests.support.fresh_voice import Recorded, fresh_speech

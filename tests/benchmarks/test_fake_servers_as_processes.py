@@ -1,0 +1,31 @@
+"""The loopback fakes as whole processes, as the benchmarks start them: each says its
+port once ready, answers there, and ends quietly when interrupted."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+
+@pytest.mark.parametrize(("module", "path", "body"), [
+    ("tests.fakes.upstream", "/v1/chat/completions",
+     {"model": "fake-small", "messages": [{"role": "user", "content": "Hi"}]}),
+    ("tests.fakes.speech", "/turn", {"text": "Yes."}),
+])
+def test_a_fake_says_its_port_answers_there_and_ends_quietly_on_interrupt(module, path, body):
+    process = subprocess.Popen([sys.executable, "-m", module, "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready = process.stdout.readline()
+        assert ready.startswith("listening on "), ready + process.stderr.read()
+        port = int(ready.split()[-1])
+        answer = httpx.post(f"http://127.0.0.1:{port}{path}", json=body, timeout=30)
+        assert answer.status_code == 200, answer.text
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, errors = process.communicate(timeout=30)
+    assert process.returncode == 0 and "Traceback" not in errors, errors
