@@ -5,20 +5,19 @@ and opening and closing responses — above all closing them when the caller is
 cancelled. Reading the bodies is in ``streams.py``, the error types in ``errors.py``,
 and what the payloads mean in ``core.sse``.
 
-Built on aiohttp's client: relaying through BlackSheep it measured about 8x httpx
-(spec: DESIGN.md "Real components"; ``benchmarks/upstream_clients.py`` re-measures).
+Built on ``http1``, a lean HTTP/1.1 client over httptools: aiohttp's client, which
+measured about 8x httpx relaying through BlackSheep (spec: DESIGN.md "Real
+components"), spent more than twice its CPU per call (``benchmarks/upstream_clients.py``
+re-measures all three).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from types import TracebackType
 from dataclasses import dataclass, field
 from typing import Any, AnyStr
-
-import aiohttp
 
 from adapters.providers.errors import (
     UpstreamProtocolError,
@@ -26,6 +25,7 @@ from adapters.providers.errors import (
     log,
     map_exceptions,
 )
+from adapters.providers.http1 import Http1Pool, Response
 from adapters.providers.streams import ChunkStream, RawRelay
 from adapters.session_pool import LazySession
 from core import jsonfast
@@ -93,16 +93,6 @@ class Timeouts:
     connect: float = 10.0
     read: float = 300.0
 
-    def for_aiohttp(self) -> aiohttp.ClientTimeout:
-        return _client_timeout(self.connect, self.read)
-
-
-@functools.lru_cache(maxsize=64)
-def _client_timeout(connect: float, read: float) -> aiohttp.ClientTimeout:
-    """One (immutable) aiohttp timeout per pair of values, not one per request."""
-    return aiohttp.ClientTimeout(total=None, connect=connect, sock_connect=connect,
-                                 sock_read=read)
-
 
 @contextmanager
 def _redacting(upstream: Upstream) -> Iterator[None]:
@@ -127,7 +117,7 @@ def _log_refusal(error: UpstreamStatusError) -> None:
 
 
 class ProviderClient(LazySession):
-    """Calls upstreams over one pooled aiohttp session (one per process and loop).
+    """Calls upstreams over one connection pool (one per process and loop).
 
     ``list_models`` and ``complete`` return decoded JSON; ``stream`` and ``relay`` are
     async context managers yielding a ``ChunkStream`` or a ``RawRelay``. Leaving the
@@ -201,9 +191,8 @@ class ProviderClient(LazySession):
 
     # -- the request itself --------------------------------------------------------
 
-    def _new_session(self) -> aiohttp.ClientSession:
-        connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=60)
-        return aiohttp.ClientSession(connector=connector, timeout=self.timeouts.for_aiohttp())
+    def _new_session(self) -> Http1Pool:
+        return Http1Pool(self._max_connections)
 
     def _request(
         self,
@@ -224,24 +213,24 @@ class ProviderClient(LazySession):
         return _Exchange(self, "POST", upstream, "chat/completions", {**body, "stream": True},
                          timeouts, SSE)
 
-    async def _body(self, response: aiohttp.ClientResponse, upstream: Upstream, limit: int) -> bytes:
+    async def _body(self, response: Response, upstream: Upstream, limit: int) -> bytes:
         """The whole body, or ``UpstreamProtocolError`` when it exceeds ``limit``."""
         parts, size = [], 0
         with map_exceptions(upstream.label, answering=True):
-            while data := await response.content.read(65536):
+            while data := await response.readany():
                 size += len(data)
                 if size > limit:
                     raise RemoteProtocolError(f"body larger than {limit} bytes")
                 parts.append(data)
         return b"".join(parts)
 
-    async def _json_body(self, response: aiohttp.ClientResponse, upstream: Upstream) -> dict[str, Any]:
+    async def _json_body(self, response: Response, upstream: Upstream) -> dict[str, Any]:
         body = await self._body(response, upstream, _MAX_BODY_BYTES)
         with map_exceptions(upstream.label):
             return decode_json_object(body)
 
     async def _status_error(
-        self, response: aiohttp.ClientResponse, upstream: Upstream
+        self, response: Response, upstream: Upstream
     ) -> UpstreamStatusError:
         try:
             body = await self._body(response, upstream, _MAX_ERROR_BYTES)
@@ -268,23 +257,20 @@ class _Exchange:
                  body: Mapping[str, Any] | None, timeouts: Timeouts | None, accept: str) -> None:
         self._client, self._method, self._upstream, self._path = client, method, upstream, path
         self._body, self._timeouts, self._accept = body, timeouts, accept
-        self._response: aiohttp.ClientResponse | None = None
+        self._response: Response | None = None
 
-    async def __aenter__(self) -> aiohttp.ClientResponse:
+    async def __aenter__(self) -> Response:
         client, upstream = self._client, self._upstream
         data = None if self._body is None else jsonfast.dumps(self._body)
         headers = upstream.headers(self._accept)
         if data is not None:
             headers["Content-Type"] = "application/json"
+        timeouts = self._timeouts or client.timeouts
         with map_exceptions(upstream.label):
+            # Never redirected: a redirected POST would silently become a GET.
             response = await client._get_session().request(
-                self._method,
-                upstream.url(self._path),
-                data=data,
-                headers=headers,
-                timeout=(self._timeouts or client.timeouts).for_aiohttp(),
-                allow_redirects=False,  # a redirected POST would silently become a GET
-            )
+                self._method, upstream.url(self._path), headers, data,
+                connect_timeout=timeouts.connect, read_timeout=timeouts.read)
         try:
             if response.status >= 300:
                 raise await client._status_error(response, upstream)

@@ -1,8 +1,8 @@
 """The ways a call to an upstream model server fails, as our own exception types.
 
 What belongs here: the ``UpstreamError`` family the rest of the service catches, and
-``map_exceptions``, the single place where aiohttp's exceptions and the core's
-``RemoteProtocolError`` become ours. Nothing outside ``adapters.providers`` should need
+``map_exceptions``, the single place where the HTTP client's exceptions (``http1``)
+and the core's ``RemoteProtocolError`` become ours. Nothing outside ``adapters.providers`` should need
 to know which HTTP client sits underneath.
 
 Each error carries ``status_code``: the status our own ``/v1`` answer should use
@@ -19,8 +19,7 @@ from __future__ import annotations
 import logging
 from types import TracebackType
 
-import aiohttp
-
+from adapters.providers.http1 import ConnectFailed, InvalidRequest
 from core.errors import RemoteProtocolError
 
 __all__ = [
@@ -111,7 +110,8 @@ class UpstreamStatusError(UpstreamError):
 
 
 class map_exceptions:  # noqa: N801 - used as a function: ``with map_exceptions(...)``
-    """Turn aiohttp and core protocol errors raised inside into ``UpstreamError``s.
+    """Turn the HTTP client's and core protocol errors raised inside into
+    ``UpstreamError``s.
 
     ``answering`` says the reply has begun, so a broken connection is an
     ``UpstreamDisconnected`` rather than a plain ``UpstreamUnavailable``.
@@ -132,19 +132,18 @@ class map_exceptions:  # noqa: N801 - used as a function: ``with map_exceptions(
         if exc is None:
             return False
         upstream = self.upstream
-        if isinstance(exc, TimeoutError):  # aiohttp's ServerTimeoutError family included
+        if isinstance(exc, TimeoutError):
             raise _mapped(UpstreamTimeout, "the provider did not answer in time", upstream,
                           exc) from exc
-        if isinstance(exc, aiohttp.ClientConnectorError):
+        if isinstance(exc, ConnectFailed):
             raise _mapped(UpstreamUnavailable, "the provider could not be reached", upstream,
                           exc) from exc
-        if isinstance(exc, (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError,
-                            ConnectionError)):
+        if isinstance(exc, ConnectionError):
             lost = UpstreamDisconnected if self.answering else UpstreamUnavailable
             words = ("the provider's answer was cut off" if self.answering
                      else "the connection to the provider broke before it answered")
             raise _mapped(lost, words, upstream, exc) from exc
-        if isinstance(exc, (aiohttp.ClientError, RemoteProtocolError)):
+        if isinstance(exc, (RemoteProtocolError, InvalidRequest)):
             raise _mapped(UpstreamProtocolError, "the provider's answer could not be read",
                           upstream, exc) from exc
         return False

@@ -1,6 +1,6 @@
 """The two ways to consume a streamed upstream answer: parsed chunks or raw bytes.
 
-What belongs here: the read loop over an open aiohttp response — read bytes, feed the
+What belongs here: the read loop over an open response — read bytes, feed the
 core's ``SSEParser``, hand out what the caller asked for, keep the ``StreamTally`` —
 and the end-of-stream check. Opening and closing the response is the client's job
 (``client.py``); these objects only read from it.
@@ -17,9 +17,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-import aiohttp
-
 from adapters.providers.errors import UpstreamProtocolError, UpstreamStatusError, map_exceptions
+from adapters.providers.http1 import Response
 from core.sse import DONE, SSEParser, StreamTally, decode_chat_event, is_usage_chunk
 
 __all__ = ["ChunkStream", "RawRelay"]
@@ -28,7 +27,7 @@ __all__ = ["ChunkStream", "RawRelay"]
 class _EventStreamReader:
     """What both consumers share: reading the body and judging how it ended."""
 
-    def __init__(self, response: aiohttp.ClientResponse, upstream: str, max_event_bytes: int) -> None:
+    def __init__(self, response: Response, upstream: str, max_event_bytes: int) -> None:
         self._response = response
         self._upstream = upstream
         self._parser = SSEParser(max_event_bytes)
@@ -54,7 +53,7 @@ class _EventStreamReader:
         if self._ended:
             return b""
         with map_exceptions(self._upstream, answering=True):
-            data = await self._response.content.readany()
+            data = await self._response.readany()
             if data:
                 return data
             self._ended = True
@@ -71,7 +70,7 @@ class ChunkStream(_EventStreamReader):
     ``usage`` and ``finish_reason`` after the loop.
     """
 
-    def __init__(self, response: aiohttp.ClientResponse, upstream: str, max_event_bytes: int) -> None:
+    def __init__(self, response: Response, upstream: str, max_event_bytes: int) -> None:
         super().__init__(response, upstream, max_event_bytes)
         self._pending: deque[dict[str, Any]] = deque()
 
@@ -102,9 +101,9 @@ class ChunkStream(_EventStreamReader):
                 self._pending.append(chunk)  # type: ignore[arg-type]
 
     async def _drain(self) -> None:
-        # Reading to the end of the body lets aiohttp put the connection back in the
-        # pool; stopping at [DONE] would leave the chunked terminator unread and cost
-        # a new connection on the next call.
+        # Reading to the end of the body lets its connection go back to the pool;
+        # stopping at [DONE] would leave the chunked terminator unread and cost a new
+        # connection on the next call.
         while await self._read():
             pass
 
@@ -122,7 +121,7 @@ class RawRelay(_EventStreamReader):
     quote the key it was sent there too.
     """
 
-    def __init__(self, response: aiohttp.ClientResponse, upstream: str, max_event_bytes: int,
+    def __init__(self, response: Response, upstream: str, max_event_bytes: int,
                  *, hide_usage: bool = False,
                  redact: Callable[[bytes], bytes] | None = None) -> None:
         super().__init__(response, upstream, max_event_bytes)
