@@ -5,9 +5,10 @@ process and drives it with each candidate, non-streamed and streamed, one reques
 time and 16 at once, printing requests/s, p50 and p99 latency, and each candidate's
 throughput as a ratio of ``ProviderClient``'s:
 
-- ``ProviderClient``: our adapter (aiohttp underneath; streams go through ``relay``,
-  which also parses the events for usage accounting);
-- ``aiohttp``: aiohttp's client bare, to show what the adapter costs;
+- ``ProviderClient``: our adapter (``adapters.providers.http1`` underneath, a pooled
+  HTTP/1.1 client over httptools; streams go through ``relay``, which also notes usage
+  and finish for accounting);
+- ``aiohttp``: aiohttp's client bare, which the adapter used before;
 - ``httpx``: httpx.AsyncClient (with sniffio installed, as DESIGN.md requires);
 - ``h11``: a minimal keep-alive h11 client on anyio streams, a floor for pure Python.
 

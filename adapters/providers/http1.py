@@ -167,12 +167,17 @@ class Response:
             waiter.set_result(None)
 
     def _feed(self, data: bytes) -> None:
+        """Body bytes: kept until read (the reader is woken once per socket read)."""
         if self._inflate is not None:
             data = self._inflate.decompress(data)
             if not data:
-                return
+                return  # b"" would read as the body's end
         self._chunks.append(data)
         self._buffered += len(data)
+
+    def _arrived(self) -> None:
+        """A socket read has been parsed: wake the reader; stop reading the socket
+        while too much waits unread."""
         if self._buffered > _HIGH_WATER and self._connection is not None:
             self._connection.pause()
         self._wake()
@@ -209,6 +214,7 @@ class Connection(asyncio.Protocol):
         self._headers_waiter: asyncio.Future[None] | None = None
         self._keep_alive = False
         self._until_close = False  # the body ends when the server closes
+        self._stray = False  # bytes came that answer no request: close once read
         self.idle_since = 0.0
         self.closed = False
 
@@ -219,8 +225,8 @@ class Connection(asyncio.Protocol):
         self._pool._made(self)
 
     def data_received(self, data: bytes) -> None:
-        if self._response is None:  # bytes nobody asked for: the connection is unusable
-            self.close()
+        if self._response is None:
+            self.close()  # bytes nobody asked for: the connection is unusable
             return
         try:
             self._parser.feed_data(data)
@@ -228,6 +234,12 @@ class Connection(asyncio.Protocol):
             self._broken(RemoteProtocolError(f"malformed HTTP response: {exc}", hint=502))
         except httptools.HttpParserUpgrade:
             self._broken(RemoteProtocolError("the upstream switched protocols", hint=502))
+        else:
+            response = self._response
+            if response is not None and response._chunks:
+                response._arrived()
+            if self._stray:
+                self.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -244,8 +256,12 @@ class Connection(asyncio.Protocol):
 
     # -- httptools callbacks
 
+    def on_message_begin(self) -> None:
+        if self._response is None or self._response._done:
+            self._stray = True  # a second answer to one request: ignored, then closed
+
     def on_header(self, name: bytes, value: bytes) -> None:
-        if self._response is None:
+        if self._stray:
             return
         headers = self._response.headers
         key = name.decode("latin-1").lower()
@@ -254,7 +270,7 @@ class Connection(asyncio.Protocol):
 
     def on_headers_complete(self) -> None:
         response = self._response
-        if response is None:
+        if response is None or self._stray:
             return
         self._keep_alive = self._parser.should_keep_alive()
         headers = response.headers
@@ -264,11 +280,11 @@ class Connection(asyncio.Protocol):
         self._settle_headers(None)
 
     def on_body(self, body: bytes) -> None:
-        if self._response is not None:
+        if self._response is not None and not self._stray:
             self._response._feed(body)
 
     def on_message_complete(self) -> None:
-        if self._response is not None:
+        if self._response is not None and not self._stray:
             self._response._end()
 
     # -- what the pool and the response ask
@@ -380,8 +396,9 @@ class Http1Pool:
         while self._open >= self._max:
             idle = self._oldest_idle()
             if idle is not None:
-                idle.close()  # the slot goes to this origin; _lost frees it at once
-                continue
+                # Its slot goes to this origin once the loss is noted (``_lost``).
+                self._idle_by_origin[idle.origin].remove(idle)
+                idle.close()
             waiter = loop.create_future()
             self._slot_waiters.append(waiter)
             try:

@@ -96,7 +96,7 @@ async def test_a_provider_that_cannot_be_reached_is_told_in_words(v1, services, 
     lines = [json.loads(JsonFormatter().format(record)) for record in caplog.records
              if record.name == "svc.providers"]
     assert [line["request_id"] for line in lines] == [answer.headers["x-request-id"]]
-    assert "ClientConnectorError" in lines[0]["detail"]
+    assert "ConnectFailed" in lines[0]["detail"]
 
 
 @pytest.mark.parametrize("interrupt", ["drop", "drop_mid_event"])

@@ -1,0 +1,288 @@
+"""The upstream calls' HTTP/1.1 client (``adapters.providers.http1``) against scripted
+servers on loopback: how bodies end, when connections are kept, the pool's limit,
+timeouts, and what it refuses to write."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import ssl
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from adapters.providers.http1 import ConnectFailed, Http1Pool, InvalidRequest
+from core.errors import RemoteProtocolError
+from tests.support.listener import free_port
+from tests.support.tls import self_signed
+
+pytestmark = pytest.mark.anyio
+
+Answer = Callable[[bytes, asyncio.StreamWriter], Awaitable[None]]
+
+
+class Scripted:
+    """A loopback server answering each request with ``answer(head, writer)``; it
+    counts connections and keeps the request heads it read."""
+
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
+        self.connections = 0
+        self.heads: list[bytes] = []
+        self.writers: list[asyncio.StreamWriter] = []
+        self._server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> Scripted:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        for writer in self.writers:
+            writer.close()
+        self._server.close()
+        await self._server.wait_closed()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1/models?x=1"
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        self.writers.append(writer)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)
+                head += await reader.readexactly(length)
+                self.heads.append(head)
+                await self.answer(head, writer)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+def answering(*parts: bytes, close: bool = False) -> Answer:
+    async def answer(head: bytes, writer: asyncio.StreamWriter) -> None:
+        for part in parts:
+            writer.write(part)
+            await writer.drain()
+        if close:
+            writer.close()
+
+    return answer
+
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\n"
+
+
+async def read_all(response) -> bytes:
+    parts = []
+    while data := await response.readany():
+        parts.append(data)
+    return b"".join(parts)
+
+
+async def call(pool: Http1Pool, url: str, body: bytes | None = None, *, read: float = 5):
+    return await pool.request("POST" if body else "GET", url, {"Authorization": "Bearer k"},
+                              body, connect_timeout=5, read_timeout=read)
+
+
+async def fetch(pool: Http1Pool, url: str) -> bytes:
+    """A GET's whole body, its response released after."""
+    response = await call(pool, url)
+    try:
+        return await read_all(response)
+    finally:
+        response.release()
+
+
+async def test_a_request_is_written_once_with_its_host_length_and_headers():
+    async with Scripted(answering(OK + b"Content-Length: 2\r\n\r\n{}")) as server:
+        pool = Http1Pool()
+        response = await call(pool, server.url, b'{"a":1}')
+        assert (response.status, response.content_type) == (200, "application/json")
+        assert await read_all(response) == b"{}"
+        response.release()
+        await pool.close()
+    head = server.heads[0]
+    assert head.startswith(b"POST /v1/models?x=1 HTTP/1.1\r\n")
+    assert f"Host: 127.0.0.1:{server.port}\r\n".encode() in head
+    assert b"Authorization: Bearer k\r\n" in head and head.endswith(b'\r\n\r\n{"a":1}')
+    assert b"Content-Length: 7\r\n" in head
+
+
+@pytest.mark.parametrize("answer, close, connections", [
+    (b"Content-Length: 5\r\n\r\nhello", False, 1),
+    (b"Transfer-Encoding: chunked\r\n\r\n2\r\nhe\r\n3\r\nllo\r\n0\r\n\r\n", False, 1),
+    # a body without a length ends with its connection, which cannot be kept
+    (b"\r\nhello", True, 3),
+    (b"Connection: close\r\nContent-Length: 5\r\n\r\nhello", False, 3),
+], ids=["length", "chunked", "until-close", "connection-close"])
+async def test_a_connection_is_kept_only_when_its_answer_allows(answer, close, connections):
+    async with Scripted(answering(OK + answer, close=close)) as server:
+        pool = Http1Pool()
+        for _ in range(3):
+            assert await fetch(pool, server.url) == b"hello"
+        await pool.close()
+    assert server.connections == connections
+
+
+async def test_a_response_released_before_its_end_closes_its_connection():
+    async with Scripted(answering(OK + b"Content-Length: 10\r\n\r\nhello")) as server:
+        pool = Http1Pool()
+        response = await call(pool, server.url)
+        assert await response.readany() == b"hello"
+        response.release()
+        server.answer = answering(OK + b"Content-Length: 1\r\n\r\nx")
+        assert await fetch(pool, server.url) == b"x"
+        await pool.close()
+    assert server.connections == 2
+
+
+async def test_a_body_cut_short_is_a_connection_error_and_garbage_a_protocol_error():
+    async with Scripted(answering(OK + b"Content-Length: 10\r\n\r\nhello", close=True)) as server:
+        pool = Http1Pool()
+        response = await call(pool, server.url)
+        with pytest.raises(ConnectionError):
+            await read_all(response)
+        response.close()
+        server.answer = answering(b"HTTP/1.1 OK nonsense\r\n\r\n")
+        with pytest.raises(RemoteProtocolError):
+            await call(pool, server.url)
+        await pool.close()
+
+
+async def test_a_server_that_closes_before_answering_is_a_connection_error():
+    async with Scripted(answering(close=True)) as server:
+        pool = Http1Pool()
+        with pytest.raises(ConnectionError) as caught:
+            await call(pool, server.url)
+        assert not isinstance(caught.value, ConnectFailed)
+        await pool.close()
+
+
+async def test_an_idle_connection_the_server_closed_is_not_used_again():
+    async with Scripted(answering(OK + b"Content-Length: 1\r\n\r\nx")) as server:
+        pool = Http1Pool()
+        response = await call(pool, server.url)
+        await read_all(response)
+        response.release()
+        for writer in server.writers:
+            writer.close()  # the server's keep-alive ran out
+        await asyncio.sleep(0.05)  # the close reaches the client
+        assert await fetch(pool, server.url) == b"x"
+        await pool.close()
+    assert server.connections == 2
+
+
+async def test_the_pool_holds_at_most_its_limit_and_the_next_request_waits_for_one():
+    async with Scripted(answering(OK + b"Content-Length: 1\r\n\r\nx")) as server:
+        pool = Http1Pool(max_connections=1)
+        first = await call(pool, server.url)
+        second = asyncio.ensure_future(call(pool, server.url))
+        await asyncio.sleep(0.05)
+        assert not second.done()  # no second connection while the first is held
+        await read_all(first)
+        first.release()
+        response = await asyncio.wait_for(second, 5)
+        assert await read_all(response) == b"x"
+        response.release()
+        await pool.close()
+    assert server.connections == 1
+
+
+async def test_a_full_pool_gives_up_an_idle_connection_to_another_origin():
+    async with Scripted(answering(OK + b"Content-Length: 1\r\n\r\nx")) as one, \
+            Scripted(answering(OK + b"Content-Length: 1\r\n\r\ny")) as two:
+        pool = Http1Pool(max_connections=1)
+        response = await call(pool, one.url)
+        await read_all(response)
+        response.release()
+        assert await fetch(pool, two.url) == b"y"
+        await pool.close()
+
+
+async def test_silence_past_the_read_timeout_is_a_timeout_before_and_during_the_body():
+    async with Scripted(answering()) as server:
+        pool = Http1Pool()
+        with pytest.raises(TimeoutError):
+            await call(pool, server.url, read=0.1)
+        server.answer = answering(OK + b"Content-Length: 10\r\n\r\nhello")
+        response = await call(pool, server.url, read=0.1)
+        assert await response.readany() == b"hello"
+        with pytest.raises(TimeoutError):
+            await response.readany()
+        response.close()
+        await pool.close()
+
+
+async def test_a_refused_port_is_connect_failed():
+    pool = Http1Pool()
+    with pytest.raises(ConnectFailed):
+        await call(pool, f"http://127.0.0.1:{free_port()}/v1")
+    await pool.close()
+
+
+@pytest.mark.parametrize("url, headers", [
+    ("ftp://127.0.0.1/v1", {}),
+    ("http:///v1", {}),
+    ("http://127.0.0.1:9/v1", {"X-Evil": "a\r\nHost: elsewhere"}),
+    ("http://127.0.0.1:9/v1", {"X-Evil\r\n": "a"}),
+])
+async def test_a_request_that_cannot_be_written_safely_is_refused_unsent(url, headers):
+    pool = Http1Pool()
+    with pytest.raises(InvalidRequest):
+        await pool.request("GET", url, headers, None, connect_timeout=1, read_timeout=1)
+    await pool.close()
+
+
+async def test_a_compressed_body_is_inflated():
+    packed = gzip.compress(b"hello " * 100)
+    answer = OK + b"Content-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(packed) + packed
+    async with Scripted(answering(answer)) as server:
+        pool = Http1Pool()
+        response = await call(pool, server.url)
+        assert await read_all(response) == b"hello " * 100
+        response.release()
+        await pool.close()
+
+
+async def test_bytes_nobody_asked_for_make_a_connection_unusable():
+    async with Scripted(answering(OK + b"Content-Length: 1\r\n\r\nxHTTP/1.1 200 OK\r\n")) as server:
+        pool = Http1Pool()
+        assert await fetch(pool, server.url) == b"x"
+        server.answer = answering(OK + b"Content-Length: 1\r\n\r\ny")
+        assert await fetch(pool, server.url) == b"y"
+        await pool.close()
+    assert server.connections == 2
+
+
+async def test_https_checks_the_certificate(tmp_path):
+    cert, key = self_signed(tmp_path)
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    served.load_cert_chain(cert, key)
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(OK + b"Content-Length: 2\r\n\r\nok")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0, ssl=served)
+    url = f"https://localhost:{server.sockets[0].getsockname()[1]}/v1"
+    try:
+        untrusting = Http1Pool()
+        with pytest.raises(ConnectFailed):
+            await call(untrusting, url)
+        await untrusting.close()
+        trusting = Http1Pool(ssl_context=ssl.create_default_context(cafile=str(cert)))
+        response = await call(trusting, url)
+        assert await read_all(response) == b"ok"
+        response.release()
+        await trusting.close()
+    finally:
+        server.close()
+        await server.wait_closed()
