@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BODY = {"model": "fake-small", "messages": [{"role": "user", "content": "Tell me about foxes."}]}
 STREAM_BODY = {**BODY, "stream": True, "stream_options": {"include_usage": True}}
 Call = Callable[[bool], Awaitable[int]]  # (stream) -> bytes received
-KEYS = ("rps", "p50", "p99")
+KEYS = ("rps", "p50", "p99", "cpu_us")
 
 
 # -- the candidates: each opens its pool, and returns a call per worker ---------------
@@ -161,7 +161,8 @@ CANDIDATES = {
 
 
 async def measure(make_call: Callable[[], Call], stream: bool, workers: int, seconds: float) -> dict:
-    """Run ``workers`` loops for ``seconds``; return req/s and latency percentiles."""
+    """Run ``workers`` loops for ``seconds``; return req/s, latency percentiles and
+    this process's CPU per call (the client's own cost: the upstream runs apart)."""
     latencies: list[float] = []
     calls = [make_call() for _ in range(workers)]
     for call in calls:  # warm up: open every connection before the clock starts
@@ -174,13 +175,14 @@ async def measure(make_call: Callable[[], Call], stream: bool, workers: int, sec
             await call(stream)
             latencies.append(time.perf_counter() - start)
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     async with anyio.create_task_group() as tasks:
         for call in calls:
             tasks.start_soon(worker, call)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     quantiles = statistics.quantiles(latencies, n=100)
-    return {"rps": len(latencies) / elapsed, "p50": quantiles[49] * 1000, "p99": quantiles[98] * 1000}
+    return {"rps": len(latencies) / elapsed, "p50": quantiles[49] * 1000,
+            "p99": quantiles[98] * 1000, "cpu_us": cpu / len(latencies) * 1e6}
 
 
 async def run_all(
@@ -208,12 +210,12 @@ def print_table(rows: list[tuple[str, str, int, dict]]) -> None:
     candidate's, when ``--only`` left ProviderClient out)."""
     base_name = "ProviderClient" if any(row[1] == "ProviderClient" for row in rows) else rows[0][1]
     reference = {(mode, workers): r["rps"] for mode, name, workers, r in rows if name == base_name}
-    header = ("mode", "conc", "client", "req/s", "p50 ms", "p99 ms", f"vs {base_name}")
-    print("{:<11} {:>4} {:<15} {:>9} {:>8} {:>8} {:>18}".format(*header))
+    header = ("mode", "conc", "client", "req/s", "p50 ms", "p99 ms", "cpu us", f"vs {base_name}")
+    print("{:<11} {:>4} {:<15} {:>9} {:>8} {:>8} {:>7} {:>18}".format(*header))
     for mode, name, workers, r in rows:
         ratio = r["rps"] / reference[(mode, workers)]
-        cells = (mode, workers, name, r["rps"], r["p50"], r["p99"], ratio)
-        print("{:<11} {:>4} {:<15} {:>9.0f} {:>8.2f} {:>8.2f} {:>17.2f}x".format(*cells))
+        cells = (mode, workers, name, r["rps"], r["p50"], r["p99"], r["cpu_us"], ratio)
+        print("{:<11} {:>4} {:<15} {:>9.0f} {:>8.2f} {:>8.2f} {:>7.0f} {:>17.2f}x".format(*cells))
 
 
 def start_upstream(chunks: int) -> tuple[subprocess.Popen, str]:
