@@ -245,8 +245,8 @@ class Connection(asyncio.Protocol):
         self.closed = True
         response = self._response
         if response is not None and not response._done:
-            if self._until_close and self._headers_waiter is None:
-                response._end()  # a body without a length ends with its connection
+            if self._until_close and response.status and exc is None:  # a clean close
+                response._end()  # without a length, a body ends with its connection
             else:
                 response._fail(ConnectionResetError(
                     "the upstream closed the connection before the response was complete"))
