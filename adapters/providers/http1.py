@@ -28,7 +28,7 @@ import zlib
 from collections import deque
 from collections.abc import Mapping
 from typing import NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import httptools
 
@@ -42,6 +42,13 @@ KEEPALIVE_SECONDS = 15.0
 #: Bytes a response may hold unread before its connection stops reading the socket.
 _HIGH_WATER = 256 * 1024
 _PORTS = {"http": 80, "https": 443}
+#: What stays as it is in a request target: the reserved characters, and ``%`` so that
+#: what is already percent-encoded is not encoded again (as yarl does).
+_SAFE = "/%:@!$&'()*+,;=~"
+#: Headers that frame the message: the client writes them, a caller may not.
+_FRAMING_HEADERS = frozenset({"content-length", "transfer-encoding", "connection"})
+#: A compressed body inflated past this is refused (no answer is near it).
+_MAX_INFLATED = 64 * 1024 * 1024
 
 
 class ConnectFailed(ConnectionError):
@@ -68,23 +75,36 @@ class Origin(NamedTuple):
 
 @functools.lru_cache(maxsize=256)
 def _split(url: str) -> tuple[Origin, str]:
-    """``url``'s origin and request target (path and query), parsed once per URL."""
-    parts = urlsplit(url)
-    if parts.scheme not in _PORTS or not parts.hostname:
-        raise InvalidRequest(f"not an http or https URL: {url!r}")
-    origin = Origin(parts.scheme, parts.hostname, parts.port or _PORTS[parts.scheme])
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    """``url``'s origin and request target (path and query, percent-encoded where a
+    character may not stand in a request line), parsed once per URL."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:  # a port that is not a number, an unclosed bracket
+        raise InvalidRequest(f"not a usable URL: {url!r} ({exc})") from None
+    if parts.scheme not in _PORTS or not parts.hostname or parts.username is not None:
+        raise InvalidRequest(f"not an http or https URL without credentials: {url!r}")
+    origin = Origin(parts.scheme, parts.hostname, port or _PORTS[parts.scheme])
+    target = quote(parts.path or "/", safe=_SAFE) + (
+        f"?{quote(parts.query, safe=_SAFE + '?')}" if parts.query else "")
     return origin, target
 
 
 def _head(method: str, target: str, origin: Origin, headers: Mapping[str, str],
           length: int | None) -> bytes:
-    lines = [f"{method} {target} HTTP/1.1", f"Host: {origin.host_header}",
-             "User-Agent: svc"]
+    """The request line and headers. A caller's ``Host`` or ``User-Agent`` replaces
+    ours; the headers that frame the message are ours alone."""
+    lines = [f"{method} {target} HTTP/1.1"]
+    own = {"host": f"Host: {origin.host_header}", "user-agent": "User-Agent: svc"}
     for name, value in headers.items():
         if "\r" in name or "\n" in name or ":" in name or "\r" in value or "\n" in value:
             raise InvalidRequest(f"a header cannot hold a line end or its name a colon: {name!r}")
+        key = name.lower()
+        if key in _FRAMING_HEADERS:
+            raise InvalidRequest(f"the client writes {name!r} itself")
+        own.pop(key, None)
         lines.append(f"{name}: {value}")
+    lines.extend(own.values())
     if length is not None:
         lines.append(f"Content-Length: {length}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
@@ -102,7 +122,7 @@ class Response:
     closed otherwise; ``close`` always closes it."""
 
     __slots__ = ("status", "headers", "_connection", "_chunks", "_buffered", "_done",
-                 "_error", "_waiter", "_read_timeout", "_inflate")
+                 "_error", "_waiter", "_read_timeout", "_inflate", "_inflated")
 
     def __init__(self, connection: Connection, read_timeout: float) -> None:
         self.status = 0
@@ -115,6 +135,7 @@ class Response:
         self._waiter: asyncio.Future[None] | None = None
         self._read_timeout = read_timeout
         self._inflate = None
+        self._inflated = 0
 
     @property
     def content_type(self) -> str:
@@ -169,7 +190,11 @@ class Response:
     def _feed(self, data: bytes) -> None:
         """Body bytes: kept until read (the reader is woken once per socket read)."""
         if self._inflate is not None:
-            data = self._inflate.decompress(data)
+            data = self._inflate.decompress(data, _MAX_INFLATED - self._inflated + 1)
+            self._inflated += len(data)
+            if self._inflated > _MAX_INFLATED:
+                raise RemoteProtocolError(f"a compressed body inflates past {_MAX_INFLATED} "
+                                          "bytes", hint=502)
             if not data:
                 return  # b"" would read as the body's end
         self._chunks.append(data)
@@ -215,6 +240,7 @@ class Connection(asyncio.Protocol):
         self._keep_alive = False
         self._until_close = False  # the body ends when the server closes
         self._stray = False  # bytes came that answer no request: close once read
+        self._interim = False  # an interim answer (1xx) has come: the real one follows
         self.idle_since = 0.0
         self.closed = False
 
@@ -241,6 +267,11 @@ class Connection(asyncio.Protocol):
             if self._stray:
                 self.close()
 
+    def eof_received(self) -> None:
+        # The upstream closed its side: never reuse the connection, even before
+        # ``connection_lost`` (which comes a loop turn later) has been called.
+        self.closed = True
+
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         response = self._response
@@ -257,7 +288,9 @@ class Connection(asyncio.Protocol):
     # -- httptools callbacks
 
     def on_message_begin(self) -> None:
-        if self._response is None or self._response._done:
+        if self._interim:
+            self._interim = False  # the answer after an interim one (100, 103)
+        elif self._response is None or self._response._done:
             self._stray = True  # a second answer to one request: ignored, then closed
 
     def on_header(self, name: bytes, value: bytes) -> None:
@@ -272,11 +305,17 @@ class Connection(asyncio.Protocol):
         response = self._response
         if response is None or self._stray:
             return
+        status = self._parser.get_status_code()
+        if 100 <= status < 200 and status != 101:
+            # Interim (100 Continue, 103 Early Hints): the answer comes after it.
+            self._interim = True
+            response.headers.clear()
+            return
         self._keep_alive = self._parser.should_keep_alive()
         headers = response.headers
         self._until_close = ("content-length" not in headers
                              and "chunked" not in headers.get("transfer-encoding", "").lower())
-        response._headers_complete(self._parser.get_status_code())
+        response._headers_complete(status)
         self._settle_headers(None)
 
     def on_body(self, body: bytes) -> None:
@@ -284,7 +323,7 @@ class Connection(asyncio.Protocol):
             self._response._feed(body)
 
     def on_message_complete(self) -> None:
-        if self._response is not None and not self._stray:
+        if self._response is not None and not self._stray and not self._interim:
             self._response._end()
 
     # -- what the pool and the response ask
@@ -305,6 +344,7 @@ class Connection(asyncio.Protocol):
     def finished(self, *, reusable: bool) -> None:
         self._response = None
         if reusable and self._keep_alive and not self.closed:
+            self.resume()  # a body left unread may have paused it
             self._pool._keep(self)
         else:
             self.close()
@@ -314,6 +354,9 @@ class Connection(asyncio.Protocol):
             self.closed = True
             if self._transport is not None:
                 self._transport.close()
+
+    def closing(self) -> bool:
+        return self._transport is None or self._transport.is_closing()
 
     def pause(self) -> None:
         if self._transport is not None and not self.closed:
@@ -362,7 +405,8 @@ class Http1Pool:
         head = _head(method, target, origin, headers, None if body is None else len(body))
         connection = self._idle_connection(origin)
         if connection is None:
-            connection = await asyncio.wait_for(self._connect(origin), connect_timeout)
+            async with asyncio.timeout(connect_timeout):
+                connection = await self._connect(origin)
         response = Response(connection, read_timeout)
         try:
             await connection.send(head if body is None else head + body, response)
@@ -373,6 +417,10 @@ class Http1Pool:
 
     async def close(self) -> None:
         self._closed = True
+        while self._slot_waiters:
+            waiter = self._slot_waiters.popleft()
+            if not waiter.done():
+                waiter.set_exception(RuntimeError("the connection pool is closed"))
         for connection in list(self._all):
             connection.close()
         self._idle_by_origin.clear()
@@ -386,7 +434,8 @@ class Http1Pool:
         now = asyncio.get_running_loop().time()
         while idle:
             connection = idle.pop()
-            if not connection.closed and now - connection.idle_since < KEEPALIVE_SECONDS:
+            if (not connection.closed and not connection.closing()
+                    and now - connection.idle_since < KEEPALIVE_SECONDS):
                 return connection
             connection.close()
         return None
@@ -403,9 +452,12 @@ class Http1Pool:
             self._slot_waiters.append(waiter)
             try:
                 await waiter
-            finally:
+            except BaseException:
                 if waiter in self._slot_waiters:
                     self._slot_waiters.remove(waiter)
+                elif waiter.done() and not waiter.cancelled():
+                    self._free_slot()  # woken as the wait ended: the slot is another's
+                raise
             reused = self._idle_connection(origin)
             if reused is not None:
                 return reused

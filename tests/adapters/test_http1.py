@@ -229,8 +229,12 @@ async def test_a_refused_port_is_connect_failed():
 @pytest.mark.parametrize("url, headers", [
     ("ftp://127.0.0.1/v1", {}),
     ("http:///v1", {}),
+    ("http://127.0.0.1:abc/v1", {}),
+    ("http://[::1/v1", {}),
+    ("http://user:secret@127.0.0.1:9/v1", {}),
     ("http://127.0.0.1:9/v1", {"X-Evil": "a\r\nHost: elsewhere"}),
     ("http://127.0.0.1:9/v1", {"X-Evil\r\n": "a"}),
+    ("http://127.0.0.1:9/v1", {"Content-Length": "0"}),
 ])
 async def test_a_request_that_cannot_be_written_safely_is_refused_unsent(url, headers):
     pool = Http1Pool()
@@ -286,3 +290,61 @@ async def test_https_checks_the_certificate(tmp_path):
     finally:
         server.close()
         await server.wait_closed()
+
+
+async def test_an_interim_answer_is_passed_over_for_the_one_after_it():
+    early = b"HTTP/1.1 103 Early Hints\r\nLink: </x>; rel=preload\r\n\r\n"
+    async with Scripted(answering(early + OK + b"Content-Length: 2\r\n\r\nok")) as server:
+        pool = Http1Pool()
+        response = await call(pool, server.url)
+        assert response.status == 200 and "link" not in response.headers
+        assert await read_all(response) == b"ok"
+        response.release()
+        assert await fetch(pool, server.url) == b"ok"  # and the connection is kept
+        await pool.close()
+    assert server.connections == 1
+
+
+async def test_the_path_is_percent_encoded_and_a_callers_user_agent_replaces_ours():
+    async with Scripted(answering(OK + b"Content-Length: 0\r\n\r\n")) as server:
+        pool = Http1Pool()
+        url = f"http://127.0.0.1:{server.port}/v1/a b/caf\u00e9?q=a b&r=%41"
+        response = await pool.request("GET", url, {"User-Agent": "theirs"}, None,
+                                      connect_timeout=5, read_timeout=5)
+        response.release()
+        await pool.close()
+    head = server.heads[0]
+    assert head.startswith(b"GET /v1/a%20b/caf%C3%A9?q=a%20b&r=%41 HTTP/1.1\r\n")
+    assert b"User-Agent: theirs\r\n" in head and b"svc" not in head
+
+
+async def test_waiting_for_a_free_connection_is_bounded_by_the_connect_timeout():
+    async with Scripted(answering(OK + b"Content-Length: 1\r\n\r\nx")) as server:
+        pool = Http1Pool(max_connections=1)
+        held = await call(pool, server.url)
+        with pytest.raises(TimeoutError):
+            await pool.request("GET", server.url, {}, None, connect_timeout=0.1, read_timeout=5)
+        await read_all(held)
+        held.release()
+        assert await fetch(pool, server.url) == b"x"  # the slot was not lost
+        waiting = asyncio.ensure_future(call(pool, server.url))
+        held = await asyncio.wait_for(waiting, 5)
+        second = asyncio.ensure_future(call(pool, server.url))
+        await asyncio.sleep(0.05)
+        await pool.close()  # a closing pool turns its waiters away at once
+        with pytest.raises(RuntimeError):
+            await asyncio.wait_for(second, 5)
+        held.close()
+    assert server.connections == 1
+
+
+async def test_a_body_that_inflates_past_the_cap_is_refused():
+    packed = gzip.compress(b"\0" * (65 * 2**20), compresslevel=1)
+    answer = OK + b"Content-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(packed) + packed
+    async with Scripted(answering(answer)) as server:
+        pool = Http1Pool()
+        response = await call(pool, server.url)
+        with pytest.raises(RemoteProtocolError):
+            await read_all(response)
+        response.close()
+        await pool.close()
