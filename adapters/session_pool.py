@@ -1,4 +1,4 @@
-"""One aiohttp client session per object, made on first use and closed with it.
+"""One pooled client session per object, made on first use and closed with it.
 
 What belongs here: ``LazySession``, the lifecycle the HTTP clients of the adapters
 share — the session is created inside the running event loop the first time it is
@@ -9,24 +9,29 @@ with`` closes it, and a closed client refuses further use.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Self
+from typing import Any, Protocol, Self
 
-import aiohttp
+__all__ = ["LazySession", "Pool"]
 
-__all__ = ["LazySession"]
+
+class Pool(Protocol):
+    """What a client's session must offer here: an aiohttp ``ClientSession``, or the
+    provider client's own connection pool (``adapters.providers.http1``)."""
+
+    async def close(self) -> Any: ...
 
 
 class LazySession(ABC):
     """Base of a client holding one pooled session; subclasses say how to make it."""
 
-    _session: aiohttp.ClientSession | None = None
+    _session: Any = None
     _closed: bool = False
 
     @abstractmethod
-    def _new_session(self) -> aiohttp.ClientSession:
+    def _new_session(self) -> Pool:
         """A new session configured for this client (its limits and timeouts)."""
 
-    def _get_session(self) -> aiohttp.ClientSession:
+    def _get_session(self) -> Any:
         if self._closed:
             raise RuntimeError(f"{type(self).__name__} is closed")
         if self._session is None:  # created on first use, bound to the running loop

@@ -2,8 +2,8 @@
 
 What belongs here: the ``UpstreamError`` family the rest of the service catches, and
 ``map_exceptions``, the single place where the HTTP client's exceptions (``http1``)
-and the core's ``RemoteProtocolError`` become ours. Nothing outside ``adapters.providers`` should need
-to know which HTTP client sits underneath.
+and the core's ``RemoteProtocolError`` become ours. Nothing outside
+``adapters.providers`` should need to know which HTTP client sits underneath.
 
 Each error carries ``status_code``: the status our own ``/v1`` answer should use
 (spec: DESIGN.md "/v1 protocol" — 502/504 for upstream failure).

@@ -115,6 +115,16 @@ def _expire(waiter: asyncio.Future[None]) -> None:
         waiter.set_exception(TimeoutError("no answer from the upstream in time"))
 
 
+async def _bounded(waiter: asyncio.Future[None], seconds: float) -> None:
+    """Await ``waiter``, or raise ``TimeoutError`` when nothing settles it within
+    ``seconds``: one timer handle, where ``asyncio.wait_for`` would wrap every read."""
+    timer = asyncio.get_running_loop().call_later(seconds, _expire, waiter)
+    try:
+        await waiter
+    finally:
+        timer.cancel()
+
+
 class Response:
     """One response as it arrives: ``status`` and ``headers`` (names in lower case)
     once the request returns it, the body through ``readany``. ``release`` when done
@@ -161,13 +171,10 @@ class Response:
         return data
 
     async def _wait(self) -> None:
-        loop = asyncio.get_running_loop()
-        self._waiter = waiter = loop.create_future()
-        timer = loop.call_later(self._read_timeout, _expire, waiter)
+        self._waiter = waiter = asyncio.get_running_loop().create_future()
         try:
-            await waiter
+            await _bounded(waiter, self._read_timeout)
         finally:
-            timer.cancel()
             self._waiter = None
 
     def release(self) -> None:
@@ -330,15 +337,12 @@ class Connection(asyncio.Protocol):
 
     async def send(self, head_and_body: bytes, response: Response) -> None:
         """Write a request and wait for its response's head."""
-        loop = asyncio.get_running_loop()
         self._response = response
-        self._headers_waiter = waiter = loop.create_future()
+        self._headers_waiter = waiter = asyncio.get_running_loop().create_future()
         self._transport.write(head_and_body)  # type: ignore[union-attr]
-        timer = loop.call_later(response._read_timeout, _expire, waiter)
         try:
-            await waiter
+            await _bounded(waiter, response._read_timeout)
         finally:
-            timer.cancel()
             self._headers_waiter = None
 
     def finished(self, *, reusable: bool) -> None:
