@@ -218,8 +218,12 @@ def print_table(rows: list[tuple[str, str, int, dict]]) -> None:
         print("{:<11} {:>4} {:<15} {:>9.0f} {:>8.2f} {:>8.2f} {:>7.0f} {:>17.2f}x".format(*cells))
 
 
-def start_upstream(chunks: int) -> tuple[subprocess.Popen, str]:
-    command = [sys.executable, "-m", "tests.fakes.upstream", "--port", "0", "--uvloop"]
+def start_upstream(chunks: int, lean: bool = False) -> tuple[subprocess.Popen, str]:
+    """The loopback fake upstream as a process (aiohttp.web on uvloop), or with ``lean``
+    the one that answers the same bytes at a fraction of its CPU
+    (``benchmarks/lean_upstream.py``); with the base URL it serves."""
+    command = ([sys.executable, "-m", "benchmarks.lean_upstream", "--port", "0"] if lean else
+               [sys.executable, "-m", "tests.fakes.upstream", "--port", "0", "--uvloop"])
     command += ["--chunks", str(chunks)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     line = process.stdout.readline() if process.stdout else ""

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import re
 import secrets
@@ -41,15 +42,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import aiohttp
 import anyio
 import httpx
+import uvloop
 
+from benchmarks.load_client import LoadConnection, Refused, request_bytes
 from benchmarks.upstream_clients import start_upstream
 from tests.support.listener import free_port
 from tests.support.processes import stop_process
@@ -199,12 +203,9 @@ def _cpu_seconds(pid: int | None) -> float | None:
 
 async def _one(session: aiohttp.ClientSession, target: Target, stream: bool
                ) -> tuple[float, float | None]:
-    body = {"model": MODEL, "messages": MESSAGES}
-    if stream:
-        body.update(stream=True, stream_options={"include_usage": True})
     started = time.perf_counter()
     first = None
-    async with session.post(f"{target.base}/chat/completions", json=body, headers={
+    async with session.post(f"{target.base}/chat/completions", json=_body(stream), headers={
             "Authorization": f"Bearer {target.key}"}) as response:
         if response.status != 200:
             raise SystemExit(f"{target.name}: HTTP {response.status}: {await response.text()}")
@@ -217,25 +218,54 @@ async def _one(session: aiohttp.ClientSession, target: Target, stream: bool
     return time.perf_counter() - started, first
 
 
-async def measure(target: Target, stream: bool, workers: int, seconds: float) -> Cell:
+def _body(stream: bool) -> dict:
+    body = {"model": MODEL, "messages": MESSAGES}
+    if stream:
+        body.update(stream=True, stream_options={"include_usage": True})
+    return body
+
+
+@asynccontextmanager
+async def _senders(target: Target, stream: bool, workers: int, lean: bool
+                   ) -> AsyncIterator[list[Callable[[], Awaitable[tuple[float, float | None]]]]]:
+    """One way of sending the request per worker: a connection of its own from the lean
+    load client, or aiohttp's client session shared by all."""
+    if not lean:
+        connector = aiohttp.TCPConnector(limit=0, force_close=False)
+        async with aiohttp.ClientSession(connector=connector) as session:
+            yield [functools.partial(_one, session, target, stream)] * workers
+        return
+    url = urlsplit(target.base)
+    request = request_bytes(f"{target.base}/chat/completions", target.key, _body(stream))
+    connections = [LoadConnection(url.hostname, url.port, request) for _ in range(workers)]
+    try:
+        yield [connection.exchange for connection in connections]
+    except Refused as refused:
+        raise SystemExit(f"{target.name}: {refused}") from None
+    finally:
+        for connection in connections:
+            connection.close()
+
+
+async def measure(target: Target, stream: bool, workers: int, seconds: float,
+                  lean: bool = True) -> Cell:
     latencies: list[float] = []
     firsts: list[float] = []
-    connector = aiohttp.TCPConnector(limit=0, force_close=False)
-    async with aiohttp.ClientSession(connector=connector) as session:
-        async def worker() -> None:
+    async with _senders(target, stream, workers, lean) as senders:
+        async def worker(send) -> None:
             while time.perf_counter() < deadline:
-                took, first = await _one(session, target, stream)
+                took, first = await send()
                 latencies.append(took)
-                if first is not None:
+                if stream and first is not None:
                     firsts.append(first)
 
-        await asyncio.gather(*[_one(session, target, stream) for _ in range(workers)])  # warm
+        await asyncio.gather(*[send() for send in senders])  # warm
         cpu_before = _cpu_seconds(target.pid)
         started = time.perf_counter()
         deadline = started + seconds
         async with anyio.create_task_group() as tasks:
-            for _ in range(workers):
-                tasks.start_soon(worker)
+            for send in senders:
+                tasks.start_soon(worker, send)
         elapsed = time.perf_counter() - started
     cpu_after = _cpu_seconds(target.pid)
     cpu_us = (None if cpu_before is None or cpu_after is None
@@ -246,7 +276,7 @@ async def measure(target: Target, stream: bool, workers: int, seconds: float) ->
 
 
 async def run_all(targets: list[Target], seconds: float, rounds: int,
-                  concurrency: list[int]) -> dict[tuple[str, int, str], Cell]:
+                  concurrency: list[int], lean: bool = True) -> dict[tuple[str, int, str], Cell]:
     """Each cell ``rounds`` times, targets interleaved so load from other processes
     spreads over all of them; each figure is the median of its rounds."""
     cells: dict[tuple[str, int, str], Cell] = {}
@@ -258,7 +288,8 @@ async def run_all(targets: list[Target], seconds: float, rounds: int,
             results: dict[str, list[Cell]] = {t.name: [] for t in targets}
             for _ in range(rounds):
                 for target in targets:
-                    results[target.name].append(await measure(target, stream, workers, seconds))
+                    results[target.name].append(
+                        await measure(target, stream, workers, seconds, lean))
             for name, measured in results.items():
                 ttfcs = [c.ttfc for c in measured if c.ttfc is not None]
                 cpus = [c.cpu_us for c in measured if c.cpu_us is not None]
@@ -328,10 +359,15 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1,
                         help="svc's worker processes, and the bare relays' processes "
                              "(default 1, one process)")
+    parser.add_argument("--apparatus", choices=("lean", "aiohttp"), default="lean",
+                        help="the upstream and the load: lean (benchmarks/lean_upstream.py "
+                             "and benchmarks/load_client.py on uvloop, the default), or "
+                             "aiohttp (the test fake and aiohttp's client on asyncio)")
     args = parser.parse_args()
+    lean = args.apparatus == "lean"
     with tempfile.TemporaryDirectory(prefix="v1bench-") as tmp, ExitStack() as stack:
         workdir = Path(tmp)
-        upstream_process, upstream = start_upstream(args.chunks)
+        upstream_process, upstream = start_upstream(args.chunks, lean)
         stack.callback(upstream_process.wait, 10)
         stack.callback(upstream_process.terminate)
         targets = [Target("direct", upstream, "sk-bench")]
@@ -342,9 +378,13 @@ def main() -> None:
                 targets.append(_relay(stack, upstream, workdir, client, args.workers))
         if "litellm" in args.only and (litellm := _litellm(stack, upstream, workdir)):
             targets.append(litellm)
-        cells = asyncio.run(run_all(targets, args.seconds, args.rounds, args.concurrency))
-    print(f"loopback, {os.cpu_count()} cores; every target a process of its own; client on "
-          f"asyncio/aiohttp; {args.chunks} chunks per stream; median of {args.rounds} "
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop if lean else None) as runner:
+            cells = runner.run(run_all(targets, args.seconds, args.rounds, args.concurrency,
+                                       lean))
+    apparatus = ("lean upstream and load client on uvloop" if lean else
+                 "aiohttp.web upstream, aiohttp client on asyncio")
+    print(f"loopback, {os.cpu_count()} cores; every target a process of its own; "
+          f"{apparatus}; {args.chunks} chunks per stream; median of {args.rounds} "
           f"round(s) of {args.seconds:g} s per cell")
     print_table(cells)
     print_goals(cells, args.concurrency)

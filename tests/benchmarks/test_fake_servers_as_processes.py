@@ -15,6 +15,8 @@ import pytest
     ("tests.fakes.upstream", "/v1/chat/completions",
      {"model": "fake-small", "messages": [{"role": "user", "content": "Hi"}]}),
     ("tests.fakes.speech", "/turn", {"text": "Yes."}),
+    ("benchmarks.lean_upstream", "/v1/chat/completions",
+     {"model": "fake-small", "messages": [{"role": "user", "content": "Hi"}]}),
 ])
 def test_a_fake_says_its_port_answers_there_and_ends_quietly_on_interrupt(module, path, body):
     process = subprocess.Popen([sys.executable, "-m", module, "--port", "0"],

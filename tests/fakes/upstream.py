@@ -29,7 +29,8 @@ from aiohttp import web
 
 from tests.fakes.loopback import LoopbackServer, serve_as_process
 
-__all__ = ["Behaviour", "FakeUpstream", "RecordedRequest", "ToolCall"]
+__all__ = ["Behaviour", "FakeUpstream", "RecordedRequest", "ToolCall", "completion",
+           "stream_frames"]
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ class FakeUpstream(LoopbackServer):
             return web.Response(body=behaviour.garbage, content_type=content_type)
         if streamed:
             return await self._stream(request, body, behaviour)
-        return web.json_response(_completion(body, behaviour))
+        return web.json_response(completion(body, behaviour))
 
     async def _stream(
         self, request: web.Request, body: dict, behaviour: Behaviour
@@ -151,7 +152,7 @@ class FakeUpstream(LoopbackServer):
         response = web.StreamResponse(headers=headers)
         await response.prepare(request)
         self.sent = b""
-        for count, frame in enumerate(_stream_frames(body, behaviour)):
+        for count, frame in enumerate(stream_frames(body, behaviour)):
             if count == behaviour.interrupt_after:
                 await self._interrupt(request, response, behaviour, frame)
                 break
@@ -244,7 +245,7 @@ def answer_text(body: Any, text: str) -> str:
                        for name, spec in (schema.get("properties") or {}).items()})
 
 
-def _completion(body: Any, behaviour: Behaviour) -> dict[str, Any]:
+def completion(body: Any, behaviour: Behaviour) -> dict[str, Any]:
     body = body if isinstance(body, dict) else {}
     message: dict[str, Any] = {"role": "assistant", "content": answer_text(body, behaviour.text)}
     finish_reason = "stop"
@@ -264,7 +265,7 @@ def _completion(body: Any, behaviour: Behaviour) -> dict[str, Any]:
     }
 
 
-def _stream_frames(body: dict, behaviour: Behaviour) -> list[bytes]:
+def stream_frames(body: dict, behaviour: Behaviour) -> list[bytes]:
     """The events of a streamed answer, as OpenAI orders them."""
     base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1700000000}
     base["model"] = body.get("model")
