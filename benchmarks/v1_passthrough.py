@@ -1,7 +1,13 @@
 """What ``/v1`` passthrough costs: the same workload direct, through svc, and through peers.
 
 Every target is a process of its own on loopback, and every one relays to the same
-fake OpenAI-compatible upstream (``tests/fakes/upstream.py``, uvloop):
+OpenAI-compatible upstream. By default the apparatus is lean: the upstream is
+``benchmarks/lean_upstream.py`` and the load ``benchmarks/load_client.py``, both on
+uvloop, so that on two shared cores the server measured has nearly a core of its own
+(in the field, neither the upstream nor the clients run on svc's host).
+``--apparatus aiohttp`` measures as before: the test fake (``tests/fakes/upstream.py``,
+aiohttp.web on uvloop) and aiohttp's client on asyncio, which between them spent more
+CPU on a request than svc did. The targets:
 
 - ``direct``: the upstream itself — the floor every ratio is taken against;
 - ``svc``: a real ``svc serve`` with every governance step on — the key looked up by
@@ -275,10 +281,28 @@ async def measure(target: Target, stream: bool, workers: int, seconds: float,
     return Cell(len(latencies) / elapsed, cuts[49] * 1000, cuts[98] * 1000, ttfc, cpu_us)
 
 
+async def settle(pids: list[int], seconds: float = 15.0) -> None:
+    """Wait (``seconds`` at most) until ``pids`` together use under a tenth of a core.
+
+    A target may go on working after its cell has ended: LiteLLM's logging and spend
+    callbacks run after each answer is sent, and after a burst of 64 it stays busy for
+    seconds. Measured then, the next target shares its core with that work, and its
+    figures are the poorer for coming after LiteLLM in the order."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        before = sum(_cpu_seconds(pid) or 0.0 for pid in pids)
+        await asyncio.sleep(0.25)
+        if sum(_cpu_seconds(pid) or 0.0 for pid in pids) - before < 0.025:
+            return
+
+
 async def run_all(targets: list[Target], seconds: float, rounds: int,
-                  concurrency: list[int], lean: bool = True) -> dict[tuple[str, int, str], Cell]:
+                  concurrency: list[int], lean: bool = True,
+                  others: tuple[int, ...] = ()) -> dict[tuple[str, int, str], Cell]:
     """Each cell ``rounds`` times, targets interleaved so load from other processes
-    spreads over all of them; each figure is the median of its rounds."""
+    spreads over all of them; each figure is the median of its rounds. Each cell
+    starts once every target and the ``others`` (the upstream) are quiet."""
+    pids = [*others, *(target.pid for target in targets if target.pid is not None)]
     cells: dict[tuple[str, int, str], Cell] = {}
     # Sequential cells first: a burst at 64 leaves work behind in some targets (LiteLLM's
     # background tasks, pools grown wide) that would slow the cells measured after it.
@@ -288,6 +312,7 @@ async def run_all(targets: list[Target], seconds: float, rounds: int,
             results: dict[str, list[Cell]] = {t.name: [] for t in targets}
             for _ in range(rounds):
                 for target in targets:
+                    await settle(pids)
                     results[target.name].append(
                         await measure(target, stream, workers, seconds, lean))
             for name, measured in results.items():
@@ -380,7 +405,7 @@ def main() -> None:
             targets.append(litellm)
         with asyncio.Runner(loop_factory=uvloop.new_event_loop if lean else None) as runner:
             cells = runner.run(run_all(targets, args.seconds, args.rounds, args.concurrency,
-                                       lean))
+                                       lean, (upstream_process.pid,)))
     apparatus = ("lean upstream and load client on uvloop" if lean else
                  "aiohttp.web upstream, aiohttp client on asyncio")
     print(f"loopback, {os.cpu_count()} cores; every target a process of its own; "

@@ -1,17 +1,21 @@
-"""The ``/v1`` benchmark's lean apparatus: the upstream answers the very bytes the test
-fake does, and the load client times answers, keeps its connection, opens another
-when the target closes it, and refuses a status other than 200."""
+"""The ``/v1`` benchmark's apparatus: the lean upstream answers the very bytes the test
+fake does; the load client times answers, keeps its connection, opens another when
+the target closes it, and refuses a status other than 200; a cell starts only once
+the processes measured are quiet."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 
 import httpx
 import pytest
 
 from benchmarks.lean_upstream import Answers, serve
 from benchmarks.load_client import LoadConnection, Refused, request_bytes
+from benchmarks.v1_passthrough import settle
 from tests.fakes.upstream import Behaviour, FakeUpstream
 
 pytestmark = pytest.mark.anyio
@@ -110,3 +114,20 @@ async def test_the_load_client_refuses_a_status_other_than_200():
         with pytest.raises(Refused, match="HTTP 404: .*no such route"):
             await connection.exchange()
         connection.close()
+
+
+async def test_a_cell_waits_until_the_processes_measured_are_quiet(tmp_path):
+    stop = tmp_path / "stop"
+    busy = subprocess.Popen([sys.executable, "-c", (
+        "import pathlib, time\n"
+        f"while not pathlib.Path({str(stop)!r}).exists(): pass\n"
+        "time.sleep(60)\n")])
+    try:
+        waiting = asyncio.ensure_future(settle([busy.pid], seconds=60))
+        await asyncio.sleep(1.0)
+        assert not waiting.done()  # the process still spins
+        stop.touch()
+        await asyncio.wait_for(waiting, 30)
+    finally:
+        busy.kill()
+        busy.wait()
