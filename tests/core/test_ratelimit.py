@@ -103,3 +103,15 @@ def test_a_decision_is_fixed_once_made_and_rounds_its_retry_up():
         decision.allowed = True  # type: ignore[misc]
     assert decision == ratelimit.refused(10_000_000, 0, 60)
     assert decision.allowed is False and decision.remaining == 0 and decision.limit == 60
+
+
+def test_the_next_lease_is_claimed_ahead_once_half_is_spent():
+    lease = ratelimit.Lease(tat=5_000, permits=50, expires=SECOND, step=100)
+    due = []
+    for _ in range(50):
+        lease.spend(10)
+        due.append(ratelimit.claim_ahead(lease, 50))
+    assert due.index(True) == 24 and all(due[24:])  # 25 permits left: half of 50
+    # Leases of fewer than four permits belong to keys too slow to queue on a claim.
+    assert not ratelimit.claim_ahead(ratelimit.Lease(tat=300, permits=0, expires=SECOND,
+                                                     step=100), 3)

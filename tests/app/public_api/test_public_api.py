@@ -281,6 +281,69 @@ async def test_a_busy_key_never_passes_its_limit_across_processes(v1):
     assert all(0 <= d.remaining <= limit for d in decisions)
 
 
+async def test_a_busy_keys_next_permits_are_claimed_before_its_lease_runs_out(v1, monkeypatch):
+    from app import db
+
+    key_id = (await ApiKey.select(ApiKey.id).first())["id"]
+    keys = v1.services.api_keys
+    keys.clock = lambda: 1_800_000_000.0
+    limit = 1000  # leases of ten permits
+    claims = []
+    database = db.fast_connection
+
+    def counted():
+        claims.append(1)
+        return database()
+
+    monkeypatch.setattr(db, "fast_connection", counted)
+    assert all([(await keys.consume(key_id, limit)).allowed for _ in range(8)])
+    # Two permits are left: the next ten are being claimed in the background.
+    with anyio.fail_after(10):
+        while len(claims) < 2:
+            await anyio.sleep(0.01)
+
+    def unreachable():
+        raise OSError("the database is out of reach")
+
+    monkeypatch.setattr(db, "fast_connection", unreachable)
+    # The two left and the ten claimed ahead pass without the database...
+    decisions = [await keys.consume(key_id, limit) for _ in range(12)]
+    assert all(decision.allowed for decision in decisions)
+    assert [d.remaining for d in decisions] == sorted((d.remaining for d in decisions),
+                                                      reverse=True)
+    # ...and the request after them needs it again.
+    with pytest.raises(OSError):
+        await keys.consume(key_id, limit)
+
+
+async def test_requests_waiting_on_a_claim_share_its_outcome(v1, monkeypatch):
+    from app import db
+
+    key_id = (await ApiKey.select(ApiKey.id).first())["id"]
+    keys = v1.services.api_keys
+    keys.clock = lambda: 1_800_000_000.0
+    claims = []
+    database = db.fast_connection
+
+    def counted():
+        claims.append(1)
+        return database()
+
+    monkeypatch.setattr(db, "fast_connection", counted)
+    decisions = []
+
+    async def one():
+        decisions.append(await keys.consume(key_id, 6))  # leases of one permit
+
+    async with anyio.create_task_group() as tasks:
+        for _ in range(20):
+            tasks.start_soon(one)
+    assert sum(decision.allowed for decision in decisions) == 6
+    # One claim per permit, and the one that found none refused all fourteen others.
+    assert len(claims) == 7
+    assert len({decision.retry_micros for decision in decisions if not decision.allowed}) == 1
+
+
 async def test_the_limit_has_no_window_edge_and_earns_requests_back_one_by_one(v1):
     from app.services.api_keys import ApiKeys
 
