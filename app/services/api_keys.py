@@ -191,7 +191,11 @@ class ApiKeys:
             if tat is not None:
                 self._claim_ahead_when_due(key_id, limit)
                 return ratelimit.admitted(tat, now, limit)
-            claiming = self._claiming.get(key_id) or self._start_claim(key_id, limit, now)
+            claiming = self._claiming.get(key_id)
+            if claiming is None or claiming.done():
+                # A claim that has ended but is not yet let go of brought nothing left
+                # for this request: awaiting it again would return at once, for ever.
+                claiming = self._start_claim(key_id, limit, now)
             # Shielded: a request that goes away leaves the claim to the others.
             refused_at = await asyncio.shield(claiming)
             if refused_at is not None:
@@ -248,6 +252,7 @@ class ApiKeys:
         return None
 
     def _claim_ahead_when_due(self, key_id: UUID, limit: int) -> None:
-        if (key_id not in self._claiming and key_id not in self._ahead
+        claiming = self._claiming.get(key_id)
+        if ((claiming is None or claiming.done()) and key_id not in self._ahead
                 and ratelimit.claim_ahead(self._leases[key_id], ratelimit.lease_size(limit))):
             self._start_claim(key_id, limit, round(self.clock() * 1_000_000))

@@ -1,5 +1,7 @@
 """The /v1 API driven by the official openai SDK, plus raw HTTP for headers and CORS."""
 
+import asyncio
+import contextlib
 import datetime as dt
 import time
 
@@ -342,6 +344,31 @@ async def test_requests_waiting_on_a_claim_share_its_outcome(v1, monkeypatch):
     # One claim per permit, and the one that found none refused all fourteen others.
     assert len(claims) == 7
     assert len({decision.retry_micros for decision in decisions if not decision.allowed}) == 1
+
+
+async def test_requests_arriving_as_a_claim_ends_claim_again_when_its_permits_are_gone(
+        v1, monkeypatch):
+    from app import db
+
+    key_id = (await ApiKey.select(ApiKey.id).first())["id"]
+    keys = v1.services.api_keys
+    keys.clock = lambda: 1_800_000_000.0
+    database = db.fast_connection
+    arriving: list[asyncio.Task] = []
+
+    @contextlib.asynccontextmanager
+    async def two_more_arrive_as_it_ends():
+        async with database() as connection:
+            yield connection
+        if not arriving:  # queued before the claim's task has ended and been let go of
+            loop = asyncio.get_running_loop()
+            arriving.extend(loop.create_task(keys.consume(key_id, 6)) for _ in range(2))
+
+    monkeypatch.setattr(db, "fast_connection", two_more_arrive_as_it_ends)
+    first = await keys.consume(key_id, 6)  # a lease of one permit, spent by this request
+    with anyio.fail_after(30):
+        later = await asyncio.gather(*arriving)
+    assert first.allowed and [decision.allowed for decision in later] == [True, True]
 
 
 async def test_the_limit_has_no_window_edge_and_earns_requests_back_one_by_one(v1):
