@@ -111,8 +111,8 @@ class ApiKeys:
         #: the lease claimed ahead for a key, spent once the current one runs out
         #: (None: a claim ahead was refused; none more until the current one is spent)
         self._ahead: dict[UUID, ratelimit.Lease | None] = {}
-        #: the claim in progress for a key
-        self._claiming: dict[UUID, asyncio.Task[int | None]] = {}
+        #: the claim in progress for a key, with the step of the limit it was made under
+        self._claiming: dict[UUID, tuple[int, asyncio.Task[int | None]]] = {}
         self.clock = time.time
 
     async def mint(self, identity: Identity, name: str,
@@ -191,10 +191,8 @@ class ApiKeys:
             if tat is not None:
                 self._claim_ahead_when_due(key_id, limit)
                 return ratelimit.admitted(tat, now, limit)
-            claiming = self._claiming.get(key_id)
-            if claiming is None or claiming.done():
-                # A claim that has ended but is not yet let go of brought nothing left
-                # for this request: awaiting it again would return at once, for ever.
+            claiming = self._claim_in_progress(key_id, limit)
+            if claiming is None:
                 claiming = self._start_claim(key_id, limit, now)
             # Shielded: a request that goes away leaves the claim to the others.
             refused_at = await asyncio.shield(claiming)
@@ -214,12 +212,23 @@ class ApiKeys:
         self._leases[key_id] = ahead
         return ahead.spend(now)
 
+    def _claim_in_progress(self, key_id: UUID, limit: int) -> asyncio.Task[int | None] | None:
+        """The key's claim still in progress under this limit, if any. One that has
+        ended but is not yet let go of brought nothing left for the request asking
+        (awaiting it again would return at once, for ever); one made under another
+        limit would give its refusal to a request the new limit may admit."""
+        in_progress = self._claiming.get(key_id)
+        if in_progress is None:
+            return None
+        step, claim = in_progress
+        return None if claim.done() or step != ratelimit.interval(limit) else claim
+
     def _start_claim(self, key_id: UUID, limit: int, now: int) -> asyncio.Task[int | None]:
         claim = asyncio.get_running_loop().create_task(self._claim(key_id, limit, now))
-        self._claiming[key_id] = claim
+        self._claiming[key_id] = (ratelimit.interval(limit), claim)
 
         def ended(_: asyncio.Task[int | None]) -> None:
-            if self._claiming.get(key_id) is claim:
+            if self._claiming.get(key_id, (0, None))[1] is claim:
                 del self._claiming[key_id]
             if not claim.cancelled():
                 claim.exception()  # a claim ahead nobody awaited: its failure is met again
@@ -252,7 +261,6 @@ class ApiKeys:
         return None
 
     def _claim_ahead_when_due(self, key_id: UUID, limit: int) -> None:
-        claiming = self._claiming.get(key_id)
-        if ((claiming is None or claiming.done()) and key_id not in self._ahead
+        if (key_id not in self._claiming and key_id not in self._ahead
                 and ratelimit.claim_ahead(self._leases[key_id], ratelimit.lease_size(limit))):
             self._start_claim(key_id, limit, round(self.clock() * 1_000_000))

@@ -290,18 +290,20 @@ async def test_a_busy_keys_next_permits_are_claimed_before_its_lease_runs_out(v1
     keys = v1.services.api_keys
     keys.clock = lambda: 1_800_000_000.0
     limit = 1000  # leases of ten permits
-    claims = []
+    claimed = []
     database = db.fast_connection
 
-    def counted():
-        claims.append(1)
-        return database()
+    @contextlib.asynccontextmanager
+    async def counted():
+        async with database() as connection:
+            yield connection
+        claimed.append(1)
 
     monkeypatch.setattr(db, "fast_connection", counted)
     assert all([(await keys.consume(key_id, limit)).allowed for _ in range(8)])
-    # Two permits are left: the next ten are being claimed in the background.
+    # The next ten were claimed in the background once half of the first were spent.
     with anyio.fail_after(10):
-        while len(claims) < 2:
+        while len(claimed) < 2:
             await anyio.sleep(0.01)
 
     def unreachable():
@@ -369,6 +371,30 @@ async def test_requests_arriving_as_a_claim_ends_claim_again_when_its_permits_ar
     with anyio.fail_after(30):
         later = await asyncio.gather(*arriving)
     assert first.allowed and [decision.allowed for decision in later] == [True, True]
+
+
+async def test_a_raised_limit_is_not_refused_by_a_claim_made_under_the_old_one(
+        v1, monkeypatch):
+    from app import db
+
+    key_id = (await ApiKey.select(ApiKey.id).first())["id"]
+    keys = v1.services.api_keys
+    now = [1_800_000_000.0]
+    keys.clock = lambda: now[0]
+    assert all([(await keys.consume(key_id, 60)).allowed for _ in range(60)])
+    now[0] += 0.5  # half a second: not one more at 60 a minute, fifty at 6,000
+    database = db.fast_connection
+    raised: list[asyncio.Task] = []
+
+    def raised_meanwhile():
+        if not raised:  # the limit is raised while the claim under 60 is on its way
+            raised.append(asyncio.get_running_loop().create_task(keys.consume(key_id, 6000)))
+        return database()
+
+    monkeypatch.setattr(db, "fast_connection", raised_meanwhile)
+    assert not (await keys.consume(key_id, 60)).allowed
+    with anyio.fail_after(30):
+        assert (await raised[0]).allowed
 
 
 async def test_the_limit_has_no_window_edge_and_earns_requests_back_one_by_one(v1):
