@@ -118,7 +118,7 @@ def _expire(waiter: asyncio.Future[None]) -> None:
 async def _bounded(waiter: asyncio.Future[None], seconds: float) -> None:
     """Await ``waiter``, or raise ``TimeoutError`` when nothing settles it within
     ``seconds``: one timer handle, where ``asyncio.wait_for`` would wrap every read."""
-    timer = asyncio.get_running_loop().call_later(seconds, _expire, waiter)
+    timer = waiter.get_loop().call_later(seconds, _expire, waiter)
     try:
         await waiter
     finally:

@@ -175,6 +175,10 @@ class ApiKeys:
         self._known.put(key, identity, row["expires_at"], generation)
         return identity
 
+    def _now(self) -> int:
+        """The clock in whole microseconds, as the limit's arithmetic counts."""
+        return round(self.clock() * 1_000_000)
+
     async def consume(self, key_id: UUID, limit: int) -> ratelimit.RateDecision:
         """Admit one request of the key, or refuse it: from this process's lease when
         it holds a permit, else from the permits the key's claim in progress brings.
@@ -185,7 +189,7 @@ class ApiKeys:
         milliseconds for a burst of 64 on a busy core), and a refused claim refuses
         them all. A busy key's next lease is claimed ahead, once half of its current
         one is spent (``ratelimit.claim_ahead``)."""
-        now = round(self.clock() * 1_000_000)
+        now = self._now()
         while True:
             tat = self._spend(key_id, limit, now)
             if tat is not None:
@@ -254,7 +258,7 @@ class ApiKeys:
         lease = ratelimit.Lease(claimed["tat_after"], claimed["granted"],
                                 now + ratelimit.LEASE_MICROS, step)
         current = self._leases.get(key_id)
-        if current is not None and current.usable(round(self.clock() * 1_000_000)):
+        if current is not None and current.usable(self._now()):
             self._ahead[key_id] = lease  # claimed ahead: spent once the current one is
         else:
             self._leases[key_id] = lease
@@ -263,4 +267,4 @@ class ApiKeys:
     def _claim_ahead_when_due(self, key_id: UUID, limit: int) -> None:
         if (key_id not in self._claiming and key_id not in self._ahead
                 and ratelimit.claim_ahead(self._leases[key_id], ratelimit.lease_size(limit))):
-            self._start_claim(key_id, limit, round(self.clock() * 1_000_000))
+            self._start_claim(key_id, limit, self._now())
