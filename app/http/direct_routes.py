@@ -65,14 +65,26 @@ class DirectRoutes:
             return None
         return self._chains.get((scope["method"], scope.get("raw_path")))  # type: ignore[arg-type]
 
-    async def serve(self, chain: Handler, scope: dict[str, Any], receive, send) -> None:
-        """What BlackSheep's own request handling does for a matched route."""
-        app = self.app
-        request = app.instantiate_request(scope, receive)
+    async def answer(self, chain: Handler, request: Request) -> Response:
+        """The response of ``chain``, an error rendered by the application's handlers
+        as BlackSheep's own request handling renders it for a matched route."""
         try:
             response = await chain(request)
-        except Exception as exc:  # as BlackSheep's ``handle``: the application's handlers
-            response = await app.handle_request_handler_exception(request, exc)
-        await send_asgi_response(response or Response(204), send)
-        request.scope = None  # type: ignore[assignment]
-        request.dispose()
+        except Exception as exc:
+            response = await self.app.handle_request_handler_exception(request, exc)
+        return response or Response(204)
+
+    async def serve(self, chain: Handler, scope: dict[str, Any], receive, send) -> None:
+        """A matched request served through ASGI (under a server other than ``svc
+        serve``'s, which writes the response itself: ``app.http.direct_answers``)."""
+        request = self.app.instantiate_request(scope, receive)
+        try:
+            await send_asgi_response(await self.answer(chain, request), send)
+        finally:
+            forget(request)
+
+
+def forget(request: Request) -> None:
+    """Let go of what a served request holds, as BlackSheep does after each one."""
+    request.scope = None  # type: ignore[assignment]
+    request.dispose()

@@ -21,7 +21,7 @@ from typing import Any, Awaitable, Callable
 
 from blacksheep import Application
 
-from app.http.direct_routes import DirectRoutes
+from app.http.direct_routes import DirectRoutes, Handler
 from core.forwarded import TrustedProxies, origin, parse_trusted_proxies
 from core.host_names import OwnHosts
 
@@ -71,8 +71,16 @@ class FrontDoor:
     async def __call__(self, scope: Scope, receive, send) -> None:
         if scope["type"] not in ("http", "websocket"):
             return await self.inner(scope, receive, send)
+        admitted = self.admitted(scope)
+        if admitted is None:
+            return await _refuse(scope, send)
+        return await self.inner(admitted, receive, send)
+
+    def admitted(self, scope: Scope) -> Scope | None:
+        """The request's scope as the application is to see it (the client and scheme
+        a trusted proxy forwarded), or None: a host name not ours, refused."""
         if not self.trusted.networks and not self._may_judge_host(scope):
-            return await self.inner(scope, receive, send)  # the usual API call: no text made
+            return scope  # the usual API call: no text made
         headers = _text_headers(scope)
         peer = (scope.get("client") or ("", 0))[0]
         if self.trusted.networks:
@@ -80,9 +88,7 @@ class FrontDoor:
             scope = dict(scope, scheme=_scheme(scope.get("scheme", "http"), found.proto))
             if found.client != peer:
                 scope["client"] = (found.client, 0)
-        if not self._own_host(scope, headers):
-            return await _refuse(scope, send)
-        return await self.inner(scope, receive, send)
+        return scope if self._own_host(scope, headers) else None
 
     @staticmethod
     def _may_judge_host(scope: Scope) -> bool:
@@ -137,3 +143,15 @@ class FrontDoorApplication(Application):
         if self.front_door is None:
             return await self._behind_front_door(scope, receive, send)
         return await self.front_door(scope, receive, send)
+
+    def direct_route(self, scope) -> tuple[Handler, Any] | None:
+        """The chain of a direct route taking this request and the scope it is to see
+        past the front door, or None: the request goes through the application (any
+        other route, or a host name the front door refuses, which it answers)."""
+        chain = self.direct_routes.chain_for(scope)
+        if chain is None:
+            return None
+        if self.front_door is None:
+            return chain, scope
+        admitted = self.front_door.admitted(scope)
+        return None if admitted is None else (chain, admitted)

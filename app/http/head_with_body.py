@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 _FINAL_STATUS = b"HTTP/1.1 "  # how uvicorn starts a head; "HTTP/1.1 1xx" is interim
 
@@ -56,14 +56,10 @@ class HeadHeldTransport:
 
 
 class HeadWithBodyProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with ``HeadHeldTransport`` in every request cycle."""
+    """uvicorn's httptools protocol with ``HeadHeldTransport`` in every request cycle
+    it serves through ASGI (a pipelined request's as its turn comes)."""
 
-    def on_headers_complete(self) -> None:
-        previous = self.cycle
-        super().on_headers_complete()
-        cycle = self.cycle
-        if cycle is None or cycle is previous:  # an upgrade: no cycle of its own
-            return
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
         held = HeadHeldTransport(self.transport, cycle)
         cycle.transport = held  # type: ignore[assignment]
         # Called back by the cycle itself as its response ends (``self.cycle`` may by
@@ -75,3 +71,4 @@ class HeadWithBodyProtocol(HttpToolsProtocol):
             responded()
 
         cycle.on_response = on_response
+        super()._start_asgi_task(cycle, app)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 
+from app.http.direct_answers import DirectAnswerProtocol
 from app.http.disconnect import DisconnectTellingProtocol
 from app.http.head_with_body import HeadWithBodyProtocol
 
@@ -24,7 +25,8 @@ _TIMEOUT_RESPONSE = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain;
                      b"content-length: 16\r\nconnection: close\r\n\r\nRequest Timeout.")
 
 
-class DeadlineHttpProtocol(DisconnectTellingProtocol, HeadWithBodyProtocol):
+class DeadlineHttpProtocol(DisconnectTellingProtocol, DirectAnswerProtocol,
+                           HeadWithBodyProtocol):
     header_seconds: float = 10.0
     body_seconds: float = 30.0
 

@@ -1,0 +1,169 @@
+"""The direct routes answered by ``svc serve``'s protocol itself, with no ASGI between.
+
+Under uvicorn a response travels as ASGI messages: BlackSheep turns the response into
+dictionaries (the status and headers, then each body part), and uvicorn takes them
+apart again, checking every header against two regular expressions. For the direct
+routes (``app.http.direct_routes``: ``POST /v1/chat/completions``, most of what a busy
+server answers) that round trip, the front door's ASGI frame and the transport that
+holds a head back for its body were a large share of the server's own work per
+request (docs/performance.md).
+
+``DirectAnswerProtocol`` starts such a request's task on the BlackSheep request made
+straight from uvicorn's scope, and ``write_response`` writes the response onto the
+connection: the head with the body, or with a stream's first part, in one write, then
+each part as a chunk. Everything else stays uvicorn's request cycle: reading the body,
+``100 Continue``, hearing a disconnect (a cycle's writes then stop, as uvicorn's do),
+keep-alive, pipelining, flow control and the concurrency limit. A request the front
+door refuses, and any other route, is served through ASGI as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from blacksheep import Response
+from blacksheep.contents import StreamedContent
+from blacksheep.scribe import set_headers_for_response_content
+from uvicorn.protocols.http.httptools_impl import (
+    STATUS_LINE,
+    HttpToolsProtocol,
+    RequestResponseCycle,
+)
+
+from app.http.direct_routes import Handler, forget
+
+#: Bytes no header value may hold (a line end is counted instead: ``_head``).
+_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: What a header name is made of (RFC 9110's ``token``).
+_TOKEN = re.compile(rb"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_MAX_NAMES_KEPT = 256
+
+
+class _Names:
+    """Header names already found to be tokens: a response's names are our own
+    code's, a few dozen in all, so each is checked once, not on every response."""
+
+    def __init__(self) -> None:
+        self._valid: set[bytes] = set()
+
+    def check(self, name: bytes) -> None:
+        if name in self._valid:
+            return
+        if not _TOKEN.match(name):
+            raise RuntimeError("Invalid HTTP header name.")
+        if len(self._valid) < _MAX_NAMES_KEPT:
+            self._valid.add(name)
+
+
+_names = _Names()
+
+
+def _closes(value: bytes) -> bool:
+    return b"close" in (token.strip() for token in value.lower().split(b","))
+
+
+def _head(cycle: RequestResponseCycle, status: int, headers: list[tuple[bytes, bytes]]
+          ) -> bytes:
+    """The status line and headers, as uvicorn would write them for this cycle."""
+    lines = [STATUS_LINE[status]]
+    said_close = False
+    for name, value in (*cycle.default_headers, *headers):
+        name = name.lower()
+        _names.check(name)
+        if name == b"connection" and _closes(value):
+            cycle.keep_alive = False
+            said_close = True
+        lines.append(b"%b: %b\r\n" % (name, value))
+    if not cycle.keep_alive and not said_close:
+        lines.append(b"connection: close\r\n")
+    head = b"".join(lines) + b"\r\n"
+    # Every line end is one of ours only when each of CR and LF is there once a line,
+    # the blank one too: a value holding either (a response split) adds to its count.
+    ends = len(lines) + 1
+    if (_CONTROL_BYTES.search(head) or head.count(b"\r") != ends
+            or head.count(b"\n") != ends):
+        raise RuntimeError("Invalid HTTP header value.")
+    return head
+
+
+async def _write(cycle: RequestResponseCycle, transport: asyncio.Transport, data: bytes
+                 ) -> None:
+    """As uvicorn's ``send`` writes: after the client reads what is waiting, and not at
+    all once it has gone."""
+    if cycle.flow.write_paused and not cycle.disconnected:
+        await cycle.flow.drain()
+    if not cycle.disconnected:
+        transport.write(data)
+
+
+async def write_response(cycle: RequestResponseCycle, transport: asyncio.Transport,
+                         response: Response) -> None:
+    """Write ``response`` for ``cycle`` and end the cycle, as uvicorn ends one."""
+    set_headers_for_response_content(response)  # what BlackSheep adds for ASGI too
+    content = response.content
+    head = _head(cycle, response.status, response.headers.values)
+    cycle.response_started = True
+    cycle.waiting_for_100_continue = False
+    if not content:
+        await _write(cycle, transport, head)
+    elif content.length >= 0 and not isinstance(content, StreamedContent):
+        await _write(cycle, transport, head + content.body)
+    else:
+        chunked = content.length < 0  # else BlackSheep has said its content-length
+        waiting = head  # goes out with the first part
+        async for part in content.get_parts():
+            if part:
+                await _write(cycle, transport, waiting + (
+                    b"%x\r\n%b\r\n" % (len(part), part) if chunked else part))
+                waiting = b""
+        await _write(cycle, transport, waiting + (b"0\r\n\r\n" if chunked else b""))
+    if cycle.disconnected:
+        return
+    cycle.response_complete = True
+    cycle.message_event.set()
+    if not cycle.keep_alive:
+        transport.close()
+    cycle.on_response()
+
+
+def _nothing() -> None:
+    return None
+
+
+async def answer_directly(app: Any, chain: Handler, scope: dict[str, Any],
+                          cycle: RequestResponseCycle, transport: asyncio.Transport
+                          ) -> None:
+    """Serve one request of a direct route: what uvicorn's ``run_asgi`` does around
+    the application, with BlackSheep's request and response in place of ASGI."""
+    request = app.instantiate_request(scope, cycle.receive)
+    try:
+        await write_response(cycle, transport,
+                             await app.direct_routes.answer(chain, request))
+    except BaseException as exc:  # noqa: BLE001 - as ``run_asgi``: the task ends here
+        cycle.logger.error("Exception in a direct route", exc_info=exc)
+        if not cycle.response_started:
+            await cycle.send_500_response()
+        else:
+            transport.close()
+    finally:
+        forget(request)
+        cycle.on_response = _nothing
+
+
+class DirectAnswerProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, answering the direct routes itself."""
+
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
+        # ``app`` is the application, or past the concurrency limit uvicorn's 503.
+        direct_route = getattr(app, "direct_route", None)
+        found = direct_route(cycle.scope) if direct_route is not None else None
+        if found is None:
+            super()._start_asgi_task(cycle, app)
+            return
+        chain, scope = found
+        task = self.loop.create_task(answer_directly(app, chain, scope, cycle,
+                                                     self.transport))
+        task.add_done_callback(self.tasks.discard)
+        self.tasks.add(task)
