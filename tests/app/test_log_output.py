@@ -124,3 +124,39 @@ def test_a_database_error_is_logged_without_the_values_it_quotes():
         ordinary = logging.LogRecord("svc.test", logging.ERROR, __file__, 1, "failed", None,
                                      __import__("sys").exc_info())
     assert "keeps its message" in json.loads(JsonFormatter().format(ordinary))["error"]
+
+
+def test_a_queued_message_is_the_text_its_arguments_made_when_logged(tmp_path):
+    path = tmp_path / "log"
+    counts = [1]
+    with batched(path) as handler:
+        logged = logging.LogRecord("svc.test", logging.INFO, __file__, 1, "counts %s",
+                                   (counts,), None)
+        handler.handle(logged)
+        counts.append(2)
+        handler.flush()
+        assert messages(path) == ["counts [1]"]
+    assert logged.args == (counts,)  # another handler sees the record as it was logged
+
+
+def test_lines_past_one_slice_keep_their_order_and_a_warning_comes_last(tmp_path):
+    path = tmp_path / "log"
+    with batched(path) as handler:
+        many = [f"line {number}" for number in range(BatchedStreamHandler.SLICE * 3 + 5)]
+        for text in many:
+            handler.handle(record(logging.INFO, text))
+        handler.handle(record(logging.ERROR, "failed"))
+        assert messages(path) == [*many, "failed"]
+
+
+def test_a_record_that_cannot_be_formatted_leaves_the_others(tmp_path, monkeypatch):
+    path = tmp_path / "log"
+    monkeypatch.setattr(logging, "raiseExceptions", False)
+    with batched(path) as handler:
+        handler.handle(record(logging.INFO, "before"))
+        broken = record(logging.INFO, "broken")
+        broken.created = "not a time"  # type: ignore[assignment]
+        handler.handle(broken)
+        handler.handle(record(logging.INFO, "after"))
+        handler.flush()
+        assert messages(path) == ["before", "after"]
