@@ -16,34 +16,12 @@ from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 
 from app.http.direct_answers import write_response
+from tests.support.transports import RecordedTransport
 
 pytestmark = pytest.mark.anyio
 
 
-class Recorded:
-    """A transport that keeps what is written."""
-
-    def __init__(self) -> None:
-        self.writes: list[bytes] = []
-        self.closed = False
-
-    def write(self, data: bytes) -> None:
-        self.writes.append(data)
-
-    def close(self) -> None:
-        self.closed = True
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
-
-
-def _cycle(transport: Recorded, *, keep_alive: bool = True, method: str = "POST"
+def _cycle(transport: RecordedTransport, *, keep_alive: bool = True, method: str = "POST"
            ) -> tuple[RequestResponseCycle, list[str]]:
     ended: list[str] = []
     cycle = RequestResponseCycle(
@@ -73,14 +51,14 @@ async def _stream(*parts: bytes) -> Response:
 
 async def _as_uvicorn_writes(response: Response, keep_alive: bool = True) -> bytes:
     """All the bytes uvicorn's ASGI ``send`` writes for ``response``."""
-    transport = Recorded()
+    transport = RecordedTransport()
     cycle, _ = _cycle(transport, keep_alive=keep_alive)
     await send_asgi_response(response, cycle.send)
     return b"".join(transport.writes)
 
 
 async def test_a_json_answer_is_one_write_of_the_bytes_uvicorn_would_write():
-    transport = Recorded()
+    transport = RecordedTransport()
     cycle, ended = _cycle(transport)
     await write_response(cycle, transport, _json())  # type: ignore[arg-type]
     assert len(transport.writes) == 1
@@ -89,7 +67,7 @@ async def test_a_json_answer_is_one_write_of_the_bytes_uvicorn_would_write():
 
 
 async def test_a_stream_is_chunked_its_head_going_out_with_the_first_part():
-    transport = Recorded()
+    transport = RecordedTransport()
     cycle, ended = _cycle(transport)
     await write_response(cycle, transport,  # type: ignore[arg-type]
                          await _stream(b"data: 1\n\n", b"", b"data: 2\n\n"))
@@ -102,14 +80,14 @@ async def test_a_stream_is_chunked_its_head_going_out_with_the_first_part():
 
 
 async def test_a_stream_with_no_parts_is_its_head_and_the_last_chunk_at_once():
-    transport = Recorded()
+    transport = RecordedTransport()
     cycle, _ = _cycle(transport)
     await write_response(cycle, transport, await _stream())  # type: ignore[arg-type]
     assert len(transport.writes) == 1 and transport.writes[0].endswith(b"\r\n\r\n0\r\n\r\n")
 
 
 async def test_a_cycle_not_kept_alive_says_close_and_closes():
-    transport = Recorded()
+    transport = RecordedTransport()
     cycle, ended = _cycle(transport, keep_alive=False)
     await write_response(cycle, transport, _json())  # type: ignore[arg-type]
     assert b"connection: close\r\n" in transport.writes[0]
@@ -118,7 +96,7 @@ async def test_a_cycle_not_kept_alive_says_close_and_closes():
 
 
 async def test_a_handler_saying_close_ends_the_connection_after_the_answer():
-    transport = Recorded()
+    transport = RecordedTransport()
     cycle, _ = _cycle(transport)
     response = _json()
     response.add_header(b"Connection", b"keep-alive, Close")
@@ -127,7 +105,7 @@ async def test_a_handler_saying_close_ends_the_connection_after_the_answer():
 
 
 async def test_nothing_is_written_once_the_client_has_gone():
-    transport = Recorded()
+    transport = RecordedTransport()
     cycle, ended = _cycle(transport)
     cycle.disconnected = True
     await write_response(cycle, transport, await _stream(b"a", b"b"))  # type: ignore[arg-type]
@@ -136,7 +114,7 @@ async def test_nothing_is_written_once_the_client_has_gone():
 
 @pytest.mark.parametrize("value", [b"a\r\nset-cookie: x=1", b"a\nb", b"a\rb", b"a\x00b"])
 async def test_a_header_value_that_would_split_the_response_is_refused(value):
-    transport = Recorded()
+    transport = RecordedTransport()
     cycle, _ = _cycle(transport)
     response = _json()
     response.add_header(b"x-echo", value)
@@ -147,7 +125,7 @@ async def test_a_header_value_that_would_split_the_response_is_refused(value):
 
 @pytest.mark.parametrize("name", [b"x echo", b"x:echo", b"", b"x\x7fecho"])
 async def test_a_header_name_that_is_not_a_token_is_refused(name):
-    transport = Recorded()
+    transport = RecordedTransport()
     cycle, _ = _cycle(transport)
     response = _json()
     response.add_header(name, b"1")

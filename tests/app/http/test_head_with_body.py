@@ -8,29 +8,15 @@ import anyio
 import pytest
 
 from app.http.head_with_body import HeadHeldTransport
+from tests.support.transports import RecordedTransport
 
 pytestmark = pytest.mark.anyio
 
 HEAD = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n"
 
 
-class Recorded:
-    def __init__(self) -> None:
-        self.writes: list[bytes] = []
-        self.closed = False
-
-    def write(self, data: bytes) -> None:
-        self.writes.append(data)
-
-    def close(self) -> None:
-        self.closed = True
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-
 def test_the_head_and_the_first_body_bytes_are_one_write():
-    transport = Recorded()
+    transport = RecordedTransport()
     held = HeadHeldTransport(transport)  # type: ignore[arg-type]
     held.write(HEAD)
     assert transport.writes == []
@@ -40,14 +26,14 @@ def test_the_head_and_the_first_body_bytes_are_one_write():
 
 
 def test_an_interim_100_continue_is_written_at_once():
-    transport = Recorded()
+    transport = RecordedTransport()
     held = HeadHeldTransport(transport)  # type: ignore[arg-type]
     held.write(b"HTTP/1.1 100 Continue\r\n\r\n")
     assert transport.writes == [b"HTTP/1.1 100 Continue\r\n\r\n"]
 
 
 def test_a_head_with_nothing_after_it_goes_out_on_flush_or_close():
-    transport = Recorded()
+    transport = RecordedTransport()
     held = HeadHeldTransport(transport)  # type: ignore[arg-type]
     held.write(HEAD)
     held.flush()
@@ -101,7 +87,7 @@ async def test_a_client_waiting_for_100_continue_gets_it_before_the_answer(api):
 
 
 def test_the_cycle_writes_to_the_connection_itself_once_the_head_is_out():
-    transport = Recorded()
+    transport = RecordedTransport()
 
     class Cycle:
         pass
