@@ -11,6 +11,7 @@ happened).
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import datetime as dt
 import io
@@ -23,7 +24,7 @@ import traceback
 from collections import deque
 from contextvars import ContextVar
 from itertools import islice
-from typing import Any, TextIO
+from typing import Any, Iterable, TextIO
 
 import orjson
 
@@ -33,6 +34,10 @@ _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message", "asctime", "color_message"}
 _RECORD_OWN = len(vars(logging.LogRecord("", 0, "", 0, "", None, None)))
 
+
+#: A line queued without its record: when, the level's name, the logger's name, the
+#: message, and the fields ``extra`` would have given (``FixedRecords``).
+QueuedFields = tuple[float, str, str, str, dict[str, Any]]
 
 #: The id of the request being served (set by ``app.http.middleware``).
 current_request_id: ContextVar[str | None] = ContextVar("current_request_id", default=None)
@@ -102,21 +107,28 @@ class JsonFormatter(logging.Formatter):
         return f"{self._date_and_time}.{int((created - second) * 1000):03d}+00:00"
 
     def format(self, record: logging.LogRecord) -> str:
-        line = {
-            "at": self._at(record.created),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
         # A record's own attributes come first, in the order its constructor sets
         # them; ``extra`` (which may not replace them) and filters add theirs after.
-        for name, value in islice(vars(record).items(), _RECORD_OWN, None):
-            if name not in _STANDARD and not name.startswith("_"):
-                line[name] = value
+        line = self._line(record.created, record.levelname, record.name,
+                          record.getMessage(), islice(vars(record).items(), _RECORD_OWN, None))
         if record.exc_info:
             line["error"] = without_values(record.exc_info) or self.formatException(
                 record.exc_info)
         return _encoded(line)
+
+    def format_fields(self, entry: QueuedFields) -> str:
+        """The line ``format`` makes of the record ``FixedRecords`` would have made."""
+        created, level_name, logger_name, message, fields = entry
+        return _encoded(self._line(created, level_name, logger_name, message, fields.items()))
+
+    def _line(self, created: float, level_name: str, logger_name: str, message: str,
+              extra: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+        line = {"at": self._at(created), "level": level_name.lower(), "logger": logger_name,
+                "message": message}
+        for name, value in extra:
+            if name not in _STANDARD and not name.startswith("_"):
+                line[name] = value
+        return line
 
 
 class FixedRecords:
@@ -126,7 +138,14 @@ class FixedRecords:
     which was a third of the line's cost. The record is the one ``Logger.info`` would
     make, handled the same way; when records carry what differs from call to call (the
     thread, the process, the task, the caller's line) or come from a record factory of
-    someone else's, ``Logger.log`` makes it as usual."""
+    someone else's, ``Logger.log`` makes it as usual.
+
+    Where the record's one way out is svc's own log (``configure_logging``: a
+    ``BatchedStreamHandler`` with the JSON formatter and the request id filter, and
+    nothing else on the way), no record is made at all: the fields are queued as they
+    are, and the flushing thread writes the very line the record would have made. In
+    the request's own turn the access line then costs a clock reading and a check of
+    the loggers, where making and handling the record was several times that."""
 
     def __init__(self, logger: logging.Logger, level: int, message: str) -> None:
         self.logger, self.level, self.message = logger, level, message
@@ -146,6 +165,26 @@ class FixedRecords:
             self._made_under = under
         return bool(self._shared)
 
+    def _sole_way_out(self) -> BatchedStreamHandler | None:
+        """Our own handler, when it is the only one the record would reach and nothing
+        but its request id filter would see the record on the way."""
+        logger = self.logger
+        if logger.filters:
+            return None
+        handlers: list[logging.Handler] = []
+        current: logging.Logger | None = logger
+        while current is not None:
+            handlers += current.handlers
+            current = current.parent if current.propagate else None
+        if len(handlers) != 1:
+            return None
+        handler = handlers[0]
+        if (type(handler) is not BatchedStreamHandler or handler.level > self.level
+                or type(handler.formatter) is not JsonFormatter
+                or any(type(each) is not RequestIdFilter for each in handler.filters)):
+            return None
+        return handler
+
     def log(self, fields: dict[str, Any]) -> None:
         logger = self.logger
         if not logger.isEnabledFor(self.level):
@@ -153,10 +192,19 @@ class FixedRecords:
         if not self._usable():
             logger.log(self.level, self.message, extra=fields, stacklevel=2)
             return
+        created = time.time()  # as ``LogRecord.__init__`` works them out
+        handler = self._sole_way_out()
+        if handler is not None:
+            if "request_id" not in fields:  # what the request id filter would add
+                request_id = current_request_id.get()
+                if request_id is not None:
+                    fields["request_id"] = request_id
+            handler.queue_fields((created, self._shared["levelname"], logger.name,
+                                  self.message, fields))
+            return
         record = logging.LogRecord.__new__(logging.LogRecord)
         attributes = record.__dict__
         attributes.update(self._shared)
-        created = time.time()  # as ``LogRecord.__init__`` works them out
         attributes["created"] = created
         attributes["msecs"] = int((created - int(created)) * 1000) + 0.0
         attributes["relativeCreated"] = (created - logging._startTime) * 1000
@@ -165,17 +213,23 @@ class FixedRecords:
 
 
 class BatchedStreamHandler(logging.StreamHandler):
-    """Records queued as they come, then formatted and written by a background thread
-    every ``FLUSH_SECONDS``, a slice at a time; a warning or worse is written at once,
-    after everything queued before it.
+    """Records queued as they come and written every ``FLUSH_SECONDS``, a slice at a
+    time, after each other; a warning or worse is written at once, after everything
+    queued before it.
 
-    A busy server logs an access line per request. Formatted and written in the
-    request's own turn of the event loop, that line cost a /v1 passthrough request
-    about as much CPU time as everything else it does outside the upstream call put
-    together, several times what formatting the same line costs in a batch
-    (docs/performance.md). Standard error is line-buffered besides, so each line was
-    a ``write`` system call too. A crash may lose the last fraction of a second of
-    info lines, never a warning or an error.
+    A busy server logs an access line per request. Made, formatted and written in the
+    request's own turn of the event loop, the line cost a /v1 passthrough request tens
+    of microseconds of CPU time, several times what the same line costs formatted
+    with others in a batch (docs/performance.md); standard error is line-buffered
+    besides, so each line was a ``write`` system call too. A crash may lose the last
+    fraction of a second of info lines, never a warning or an error.
+
+    Who writes: a thread of the handler's own wakes every ``FLUSH_SECONDS``. When a
+    serving process has named its event loop (``write_from``), the thread asks the
+    loop to write, between two of its callbacks: formatting in the thread itself made
+    it contend with the loop for the interpreter, which cost the loop more than the
+    formatting. A loop that has not done so ``STUCK_SECONDS`` after being asked is
+    stuck (the log is what tells why), and the thread writes itself.
 
     The text of a queued record's message is fixed as it is queued (as the standard
     library's ``QueueHandler`` does), so arguments changed afterwards do not change
@@ -183,6 +237,7 @@ class BatchedStreamHandler(logging.StreamHandler):
     """
 
     FLUSH_SECONDS = 0.2
+    STUCK_SECONDS = 1.0
     #: Records formatted at a time: between slices the flushing thread lets the event
     #: loop's thread have the interpreter, so a second's lines never hold it up long.
     SLICE = 64
@@ -191,7 +246,9 @@ class BatchedStreamHandler(logging.StreamHandler):
         super().__init__(io.TextIOWrapper(
             io.BufferedWriter(io.FileIO(stream.fileno(), "w", closefd=False), 1 << 16),
             encoding="utf-8", errors="backslashreplace"))
-        self._queued: deque[logging.LogRecord] = deque()
+        self._queued: deque[logging.LogRecord | QueuedFields] = deque()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._asked_at: float | None = None  # when the loop was asked to write, until it has
         self._closing = threading.Event()
         threading.Thread(target=self._flush_often, name="log-flush", daemon=True).start()
 
@@ -204,6 +261,10 @@ class BatchedStreamHandler(logging.StreamHandler):
             return
         self._write_queued(record)
         self.flush()
+
+    def queue_fields(self, entry: QueuedFields) -> None:
+        """Queue the line of a record ``FixedRecords`` did not need to make."""
+        self._queued.append(entry)
 
     def flush(self) -> None:
         self._write_queued()
@@ -224,19 +285,48 @@ class BatchedStreamHandler(logging.StreamHandler):
                 return
             time.sleep(0)  # let another thread have the interpreter between slices
 
-    def _line(self, record: logging.LogRecord) -> str:
+    def _line(self, queued: logging.LogRecord | QueuedFields) -> str:
         try:
-            return self.format(record) + self.terminator
+            if isinstance(queued, logging.LogRecord):
+                return self.format(queued) + self.terminator
+            return self.formatter.format_fields(queued) + self.terminator  # type: ignore[union-attr]
         except Exception:  # noqa: BLE001 - logging never raises into the caller
-            self.handleError(record)
+            self.handleError(queued if isinstance(queued, logging.LogRecord)
+                             else logging.makeLogRecord({"msg": "unwritable log line"}))
             return ""
+
+    def write_from(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        """Have ``loop``'s thread write the queued lines (None: the handler's thread)."""
+        self._loop, self._asked_at = loop, None
 
     def _flush_often(self) -> None:
         while not self._closing.wait(self.FLUSH_SECONDS):
             try:
-                self.flush()
+                if not self._asked_loop():
+                    self.flush()
             except Exception:  # noqa: BLE001 - a full or closed stream: keep trying
                 self.handleError(logging.makeLogRecord({"msg": "log flush failed"}))
+
+    def _asked_loop(self) -> bool:
+        """Whether the loop writes this time: asked now, or asked a moment ago and not
+        stuck. False when there is no running loop to ask."""
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            return False
+        now = time.monotonic()
+        if self._asked_at is not None:
+            return now - self._asked_at < self.STUCK_SECONDS
+        self._asked_at = now
+        try:
+            loop.call_soon_threadsafe(self._flush_asked)
+        except RuntimeError:  # closed since
+            self._asked_at = None
+            return False
+        return True
+
+    def _flush_asked(self) -> None:
+        self._asked_at = None
+        self.flush()
 
     def close(self) -> None:
         self._closing.set()
@@ -252,6 +342,14 @@ def _message_fixed(record: logging.LogRecord) -> logging.LogRecord:
     fixed = copy.copy(record)
     fixed.msg, fixed.args = record.getMessage(), None
     return fixed
+
+
+def write_log_from(loop: asyncio.AbstractEventLoop | None) -> None:
+    """Have svc's own log (``configure_logging``) write from ``loop``'s thread, between
+    two of its callbacks; None: from the log's own thread again."""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, BatchedStreamHandler):
+            handler.write_from(loop)
 
 
 def configure_logging(level: str = "info", stream=None) -> None:

@@ -6,6 +6,7 @@ request middleware, routes, OpenAPI docs, and the database pool's lifecycle.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Protocol
 
 from blacksheep import Application, Request, Router
@@ -19,6 +20,7 @@ from app.http.errors import configure_errors
 from app.http.front_door import FrontDoorApplication
 from app.http.middleware import RequestContext
 from app.http.query_values import UsableQuery
+from app.log_format import write_log_from
 from app.http.same_origin import SameOriginWrites
 from app.public_api.gate import PublicApiGate
 from app.scheduler import start_scheduler
@@ -110,6 +112,20 @@ def configure_database(app: Application, services: Services, pool_size: int) -> 
 
     app.on_start += open_pool
     app.on_stop += close_pool
+
+
+def configure_log_writes(app: Application) -> None:
+    """The log's lines written from the event loop while it serves
+    (``app.log_format.BatchedStreamHandler``)."""
+
+    async def from_the_loop(_: Application) -> None:
+        write_log_from(asyncio.get_running_loop())
+
+    async def from_the_log_thread(_: Application) -> None:
+        write_log_from(None)
+
+    app.on_start += from_the_loop
+    app.on_stop += from_the_log_thread
 
 
 def configure_services(app: Application, services: Services) -> None:
@@ -221,6 +237,7 @@ def create_app(services: Services, *, pool_size: int = 20, own_pool: bool = True
     if scheduled_jobs:
         configure_outbox_worker(app, services)
         configure_speech_models(app, services)
+    configure_log_writes(app)
     configure_services(app, services)
     configure_errors(app)
     app.middlewares.append(RequestContext(app))

@@ -1,9 +1,11 @@
 """The log's own output: JSON lines, batched into few writes, warnings at once."""
 
+import asyncio
 import contextlib
 import datetime as dt
 import json
 import logging
+import threading
 import time
 
 from app.log_format import BatchedStreamHandler, JsonFormatter
@@ -160,3 +162,44 @@ def test_a_record_that_cannot_be_formatted_leaves_the_others(tmp_path, monkeypat
         handler.handle(record(logging.INFO, "after"))
         handler.flush()
         assert messages(path) == ["before", "after"]
+
+
+def test_with_a_loop_named_its_thread_writes_the_lines(tmp_path, monkeypatch):
+    path = tmp_path / "log"
+    monkeypatch.setattr(BatchedStreamHandler, "FLUSH_SECONDS", 0.01)
+    with batched(path, background=True) as handler:
+        writers: list[str] = []
+        write = handler.stream.write
+
+        def written_by(text: str) -> int:
+            writers.append(threading.current_thread().name)
+            return write(text)
+
+        handler.stream.write = written_by
+
+        async def serving() -> None:
+            handler.write_from(asyncio.get_running_loop())
+            handler.handle(record(logging.INFO, "from a request"))
+            while not path.read_text():
+                await asyncio.sleep(0.01)
+
+        asyncio.run(asyncio.wait_for(serving(), 30))
+        handler.write_from(None)
+        assert messages(path) == ["from a request"]
+        assert set(writers) == {threading.main_thread().name}
+
+
+def test_a_stuck_loop_leaves_the_writing_to_the_logs_own_thread(tmp_path, monkeypatch):
+    path = tmp_path / "log"
+    monkeypatch.setattr(BatchedStreamHandler, "FLUSH_SECONDS", 0.01)
+    monkeypatch.setattr(BatchedStreamHandler, "STUCK_SECONDS", 0.05)
+    with batched(path, background=True) as handler:
+
+        async def stuck() -> None:
+            handler.write_from(asyncio.get_running_loop())
+            handler.handle(record(logging.INFO, "while stuck"))
+            until_written(path)  # blocks the loop: only the thread can write
+
+        asyncio.run(stuck())
+        handler.write_from(None)
+        assert messages(path) == ["while stuck"]
