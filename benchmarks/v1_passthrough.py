@@ -296,11 +296,31 @@ async def settle(pids: list[int], seconds: float = 15.0) -> None:
             return
 
 
+def round_order(targets: list[Target], round_index: int) -> list[Target]:
+    """The targets in the order of one round: the rows of a balanced Latin square
+    (Williams's design), so that each round starts with another target and, over as
+    many rounds as targets, each target comes right after each other one once.
+    Whatever a cell leaves behind (the upstream answered directly at 45,000 requests
+    a second, LiteLLM's background work) then falls on every target in turn, not
+    always on the one after it."""
+    count = len(targets)
+    base = [0]  # 0, 1, n-1, 2, n-2, ...
+    low, high = 1, count - 1
+    while len(base) < count:
+        base.append(low)
+        low += 1
+        if len(base) < count:
+            base.append(high)
+            high -= 1
+    return [targets[(index + round_index) % count] for index in base]
+
+
 async def run_all(targets: list[Target], seconds: float, rounds: int,
                   concurrency: list[int], lean: bool = True,
                   others: tuple[int, ...] = ()) -> dict[tuple[str, int, str], Cell]:
     """Each cell ``rounds`` times, targets interleaved so load from other processes
-    spreads over all of them; each figure is the median of its rounds. Each cell
+    spreads over all of them, in an order that changes from round to round
+    (``round_order``); each figure is the median of its rounds. Each cell
     starts once every target and the ``others`` (the upstream) are quiet."""
     pids = [*others, *(target.pid for target in targets if target.pid is not None)]
     cells: dict[tuple[str, int, str], Cell] = {}
@@ -310,8 +330,8 @@ async def run_all(targets: list[Target], seconds: float, rounds: int,
         for stream in (False, True):
             mode = "stream" if stream else "non-stream"
             results: dict[str, list[Cell]] = {t.name: [] for t in targets}
-            for _ in range(rounds):
-                for target in targets:
+            for round_index in range(rounds):
+                for target in round_order(targets, round_index):
                     await settle(pids)
                     results[target.name].append(
                         await measure(target, stream, workers, seconds, lean))

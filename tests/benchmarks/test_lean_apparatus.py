@@ -1,7 +1,7 @@
 """The ``/v1`` benchmark's apparatus: the lean upstream answers the very bytes the test
 fake does; the load client times answers, keeps its connection, opens another when
 the target closes it, and refuses a status other than 200; a cell starts only once
-the processes measured are quiet."""
+the processes measured are quiet, and each round begins with another target."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 from benchmarks.lean_upstream import Answers, serve
 from benchmarks.load_client import LoadConnection, Refused, request_bytes
-from benchmarks.v1_passthrough import settle
+from benchmarks.v1_passthrough import round_order, settle
 from tests.fakes.upstream import Behaviour, FakeUpstream
 
 pytestmark = pytest.mark.anyio
@@ -131,3 +131,13 @@ async def test_a_cell_waits_until_the_processes_measured_are_quiet(tmp_path):
     finally:
         busy.kill()
         busy.wait()
+
+
+def test_each_round_begins_with_another_target_and_each_follows_each_other_once():
+    targets = ["direct", "svc", "relay", "litellm"]
+    rounds = [round_order(targets, index) for index in range(4)]  # type: ignore[arg-type]
+    assert sorted(each[0] for each in rounds) == sorted(targets)
+    assert all(sorted(each) == sorted(targets) for each in rounds)
+    followed = [(each[place - 1], each[place]) for each in rounds for place in range(1, 4)]
+    assert sorted(followed) == sorted((a, b) for a in targets for b in targets if a != b)
+    assert round_order(targets, 4) == rounds[0]  # type: ignore[arg-type]
