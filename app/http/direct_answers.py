@@ -34,27 +34,31 @@ from uvicorn.protocols.http.httptools_impl import (
 
 from app.http.direct_routes import Handler, forget
 
-#: Bytes no header value may hold (a line end is counted instead: ``_head``).
-_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: What no header may hold but the line ends of the head itself (which ``_head`` counts).
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F])
 #: What a header name is made of (RFC 9110's ``token``).
 _TOKEN = re.compile(rb"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _MAX_NAMES_KEPT = 256
 
 
 class _Names:
-    """Header names already found to be tokens: a response's names are our own
-    code's, a few dozen in all, so each is checked once, not on every response."""
+    """Header names as they are written: lowercased, and checked to be tokens. A
+    response's names are our own code's, a few dozen in all, so each is worked out
+    once, not on every response."""
 
     def __init__(self) -> None:
-        self._valid: set[bytes] = set()
+        self._written: dict[bytes, bytes] = {}
 
-    def check(self, name: bytes) -> None:
-        if name in self._valid:
-            return
+    def written(self, name: bytes) -> bytes:
+        known = self._written.get(name)
+        if known is not None:
+            return known
         if not _TOKEN.match(name):
             raise RuntimeError("Invalid HTTP header name.")
-        if len(self._valid) < _MAX_NAMES_KEPT:
-            self._valid.add(name)
+        lowered = name.lower()
+        if len(self._written) < _MAX_NAMES_KEPT:
+            self._written[name] = lowered
+        return lowered
 
 
 _names = _Names()
@@ -67,23 +71,26 @@ def _closes(value: bytes) -> bool:
 def _head(cycle: RequestResponseCycle, status: int, headers: list[tuple[bytes, bytes]]
           ) -> bytes:
     """The status line and headers, as uvicorn would write them for this cycle."""
-    lines = [STATUS_LINE[status]]
+    every = (*cycle.default_headers, *headers)
+    ends = len(every) + 2  # a line for the status, for each header, and a blank one
+    parts = [STATUS_LINE[status]]
     said_close = False
-    for name, value in (*cycle.default_headers, *headers):
-        name = name.lower()
-        _names.check(name)
+    for name, value in every:
+        name = _names.written(name)
         if name == b"connection" and _closes(value):
             cycle.keep_alive = False
             said_close = True
-        lines.append(b"%b: %b\r\n" % (name, value))
+        parts += (name, b": ", value, b"\r\n")
     if not cycle.keep_alive and not said_close:
-        lines.append(b"connection: close\r\n")
-    head = b"".join(lines) + b"\r\n"
-    # Every line end is one of ours only when each of CR and LF is there once a line,
-    # the blank one too: a value holding either (a response split) adds to its count.
-    ends = len(lines) + 1
-    if (_CONTROL_BYTES.search(head) or head.count(b"\r") != ends
-            or head.count(b"\n") != ends):
+        parts.append(b"connection: close\r\n")
+        ends += 1
+    parts.append(b"\r\n")
+    head = b"".join(parts)
+    # One CR and one LF end each line, and nothing else in the head is a control
+    # byte: a value holding either (a response split), or any other control byte,
+    # changes what deleting them all takes away.
+    if (len(head) - len(head.translate(None, _CONTROL_BYTES)) != 2 * ends
+            or head.count(b"\r") != ends):
         raise RuntimeError("Invalid HTTP header value.")
     return head
 

@@ -57,7 +57,8 @@ class Watch:
     the client goes away, and swallows that cancellation (and only that one) as the
     block ends, as a cancel scope does."""
 
-    __slots__ = ("disconnected", "_receive", "_task", "_cancelling", "_hooks", "_watcher")
+    __slots__ = ("disconnected", "_receive", "_task", "_cancelling", "_hooks", "_hook",
+                 "_watcher")
 
     def __init__(self, receive: Callable[[], Any] | None) -> None:
         self.disconnected = False
@@ -65,6 +66,7 @@ class Watch:
         self._task: asyncio.Task[Any] | None = None
         self._cancelling = 0
         self._hooks: list[Callable[[], None]] | None = None
+        self._hook: Callable[[], None] | None = None  # ``_heard``, as put in the hooks
         self._watcher: asyncio.Task[None] | None = None
 
     def _heard(self) -> None:
@@ -72,27 +74,35 @@ class Watch:
             self.disconnected = True
             self._task.cancel()
 
-    async def __aenter__(self) -> Watch:
-        if self._receive is None:
+    # Entered and left without awaiting (a cancel scope is too): a request passes
+    # through one or two blocks, and no coroutine is made for either end of them.
+
+    def __enter__(self) -> Watch:
+        receive = self._receive
+        if receive is None:
             return self  # no channel to hear a disconnect on (an in-process client)
-        self._task = asyncio.current_task()
-        assert self._task is not None
-        self._cancelling = self._task.cancelling()
-        cycle = getattr(self._receive, "__self__", None)
-        self._hooks = getattr(cycle, HOOKS, None)
-        if self._hooks is None:
+        task = self._task = asyncio.current_task()
+        assert task is not None, "cancelled_on_disconnect is entered in a task"
+        self._cancelling = task.cancelling()
+        cycle = getattr(receive, "__self__", None)
+        hooks = self._hooks = getattr(cycle, HOOKS, None)
+        if hooks is None:
             self._watcher = asyncio.get_running_loop().create_task(
-                _read_until_gone(self._receive, self._heard))
+                _read_until_gone(receive, self._heard))
         elif cycle.disconnected:
             self._heard()  # gone already: the block's first wait is cancelled
         else:
-            self._hooks.append(self._heard)
+            hook = self._hook = self._heard
+            hooks.append(hook)
         return self
 
-    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                        traceback: TracebackType | None) -> bool:
-        if self._hooks is not None and self._heard in self._hooks:
-            self._hooks.remove(self._heard)
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> bool:
+        if self._hook is not None and self._hooks is not None:
+            try:
+                self._hooks.remove(self._hook)
+            except ValueError:  # called already: ``connection_lost`` ran the hooks
+                pass
         if self._watcher is not None:
             self._watcher.cancel()  # never awaited: it only ever waits on receive()
         self._task, task = None, self._task
@@ -104,7 +114,7 @@ class Watch:
 
 
 def cancelled_on_disconnect(request: Request) -> Watch:
-    """``async with cancelled_on_disconnect(request) as watch:`` — read the body before
+    """``with cancelled_on_disconnect(request) as watch:`` — read the body before
     entering: a watcher task (under servers other than ours) takes over the receive
     channel. An error inside the block reaches the caller as itself."""
     return Watch(getattr(request.content, "receive", None))

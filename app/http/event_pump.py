@@ -41,9 +41,10 @@ IDLE: Final = Idle()
 
 async def _produce(events: AsyncIterator[Event], request: Request,
                    send: MemoryObjectSendStream[Event]) -> None:
-    async with send, cancelled_on_disconnect(request), aclosing(events) as source:
-        async for event in source:
-            await send.send(event)
+    with cancelled_on_disconnect(request):
+        async with send, aclosing(events) as source:
+            async for event in source:
+                await send.send(event)
 
 
 async def pumped(events: AsyncIterator[Event], request: Request,

@@ -267,7 +267,7 @@ async def _respond(request: Request, chat: ChatRequest, events: AsyncIterator[Pi
     if chat.stream:
         return await _streamed(request, chat, events, reply, headers)
     async with aclosing(events) as stream:
-        async with cancelled_on_disconnect(request) as watch:
+        with cancelled_on_disconnect(request) as watch:
             async for event in stream:
                 reply.observe(event)
     if watch.disconnected:

@@ -65,7 +65,7 @@ async def complete(request: Request, svc: Services, identity: Identity, chat: Ch
                    resolved: ResolvedModel, headers: dict[str, str]) -> Response:
     meter = _Meter(svc, identity, resolved, arrived_at(request))
     try:
-        async with cancelled_on_disconnect(request) as watch:
+        with cancelled_on_disconnect(request) as watch:
             raw, answer = await svc.client.complete_raw(resolved.upstream, chat.body)
         if watch.disconnected:
             meter.outcome = "client_disconnected"
@@ -99,7 +99,7 @@ async def stream(request: Request, svc: Services, identity: Identity, chat: Chat
 
     async def body() -> AsyncIterator[bytes]:
         try:
-            async with cancelled_on_disconnect(request) as watch:
+            with cancelled_on_disconnect(request) as watch:
                 if first:
                     yield first
                 async for data in relay:

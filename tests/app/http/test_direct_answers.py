@@ -40,6 +40,12 @@ def _json(status: int = 200, body: bytes = b'{"ok":true}') -> Response:
     return response
 
 
+def _json_with(name: bytes, value: bytes) -> Response:
+    response = _json()
+    response.add_header(name, value)
+    return response
+
+
 async def _stream(*parts: bytes) -> Response:
     async def generate():
         for part in parts:
@@ -98,9 +104,8 @@ async def test_a_cycle_not_kept_alive_says_close_and_closes():
 async def test_a_handler_saying_close_ends_the_connection_after_the_answer():
     transport = RecordedTransport()
     cycle, _ = _cycle(transport)
-    response = _json()
-    response.add_header(b"Connection", b"keep-alive, Close")
-    await write_response(cycle, transport, response)  # type: ignore[arg-type]
+    await write_response(cycle, transport,  # type: ignore[arg-type]
+                         _json_with(b"Connection", b"keep-alive, Close"))
     assert transport.writes[0].count(b"connection:") == 1 and transport.closed
 
 
@@ -112,22 +117,26 @@ async def test_nothing_is_written_once_the_client_has_gone():
     assert transport.writes == [] and ended == [] and not cycle.response_complete
 
 
-@pytest.mark.parametrize("value", [b"a\r\nset-cookie: x=1", b"a\nb", b"a\rb", b"a\x00b"])
+@pytest.mark.parametrize("value", [b"a\r\nset-cookie: x=1", b"a\nb", b"a\rb", b"a\x00b",
+                                   b"a\x1bb", b"a\x7fb", b"a\n\rb"])
 async def test_a_header_value_that_would_split_the_response_is_refused(value):
     transport = RecordedTransport()
     cycle, _ = _cycle(transport)
-    response = _json()
-    response.add_header(b"x-echo", value)
     with pytest.raises(RuntimeError, match="header value"):
-        await write_response(cycle, transport, response)  # type: ignore[arg-type]
+        await write_response(cycle, transport, _json_with(b"x-echo", value))  # type: ignore[arg-type]
     assert transport.writes == [] and not cycle.response_started
+
+
+async def test_a_tab_in_a_header_value_is_written_as_uvicorn_writes_it():
+    transport = RecordedTransport()
+    cycle, _ = _cycle(transport)
+    await write_response(cycle, transport, _json_with(b"x-echo", b"a\tb"))  # type: ignore[arg-type]
+    assert transport.writes == [await _as_uvicorn_writes(_json_with(b"x-echo", b"a\tb"))]
 
 
 @pytest.mark.parametrize("name", [b"x echo", b"x:echo", b"", b"x\x7fecho"])
 async def test_a_header_name_that_is_not_a_token_is_refused(name):
     transport = RecordedTransport()
     cycle, _ = _cycle(transport)
-    response = _json()
-    response.add_header(name, b"1")
     with pytest.raises(RuntimeError, match="header name"):
-        await write_response(cycle, transport, response)  # type: ignore[arg-type]
+        await write_response(cycle, transport, _json_with(name, b"1"))  # type: ignore[arg-type]

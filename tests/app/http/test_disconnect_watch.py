@@ -37,7 +37,7 @@ def _request(receive) -> SimpleNamespace:
 async def test_a_lost_connection_cancels_the_block_and_is_swallowed():
     cycle = Cycle()
     asyncio.get_running_loop().call_later(0.05, cycle.lose_connection)
-    async with cancelled_on_disconnect(_request(cycle.receive)) as watch:
+    with cancelled_on_disconnect(_request(cycle.receive)) as watch:
         await asyncio.sleep(30)
     assert watch.disconnected and getattr(cycle, HOOKS) == []
     await asyncio.sleep(0)  # no cancellation left over for the task
@@ -46,7 +46,7 @@ async def test_a_lost_connection_cancels_the_block_and_is_swallowed():
 async def test_a_connection_lost_before_the_block_cancels_its_first_wait():
     cycle = Cycle()
     cycle.lose_connection()
-    async with cancelled_on_disconnect(_request(cycle.receive)) as watch:
+    with cancelled_on_disconnect(_request(cycle.receive)) as watch:
         await asyncio.sleep(30)
     assert watch.disconnected
 
@@ -59,18 +59,18 @@ async def test_under_another_server_the_receive_channel_is_watched():
         return {"type": "http.disconnect"}
 
     asyncio.get_running_loop().call_later(0.05, gone.set)
-    async with cancelled_on_disconnect(_request(receive)) as watch:
+    with cancelled_on_disconnect(_request(receive)) as watch:
         await asyncio.sleep(30)
     assert watch.disconnected
 
 
 async def test_a_client_that_stays_changes_nothing_and_errors_pass_as_themselves():
     cycle = Cycle()
-    async with cancelled_on_disconnect(_request(cycle.receive)) as watch:
+    with cancelled_on_disconnect(_request(cycle.receive)) as watch:
         await asyncio.sleep(0)
     assert not watch.disconnected and getattr(cycle, HOOKS) == []
     with pytest.raises(KeyError):
-        async with cancelled_on_disconnect(_request(cycle.receive)):
+        with cancelled_on_disconnect(_request(cycle.receive)):
             raise KeyError("x")
 
 
@@ -78,7 +78,7 @@ async def test_a_cancellation_from_elsewhere_is_not_swallowed():
     cycle = Cycle()
 
     async def block() -> None:
-        async with cancelled_on_disconnect(_request(cycle.receive)):
+        with cancelled_on_disconnect(_request(cycle.receive)):
             await asyncio.sleep(30)
 
     task = asyncio.ensure_future(block())
