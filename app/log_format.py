@@ -253,14 +253,14 @@ class BatchedStreamHandler(logging.StreamHandler):
         threading.Thread(target=self._flush_often, name="log-flush", daemon=True).start()
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.levelno < logging.WARNING:
-            try:
+        try:
+            if record.levelno < logging.WARNING:
                 self._queued.append(_message_fixed(record))
-            except Exception:  # noqa: BLE001 - logging never raises into the caller
-                self.handleError(record)
-            return
-        self._write_queued(record)
-        self.flush()
+                return
+            self._write_queued(record)
+            self.flush()
+        except Exception:  # noqa: BLE001 - logging never raises into the caller
+            self.handleError(record)
 
     def queue_fields(self, entry: QueuedFields) -> None:
         """Queue the line of a record ``FixedRecords`` did not need to make."""
@@ -301,11 +301,16 @@ class BatchedStreamHandler(logging.StreamHandler):
 
     def _flush_often(self) -> None:
         while not self._closing.wait(self.FLUSH_SECONDS):
-            try:
-                if not self._asked_loop():
-                    self.flush()
-            except Exception:  # noqa: BLE001 - a full or closed stream: keep trying
-                self.handleError(logging.makeLogRecord({"msg": "log flush failed"}))
+            if not self._asked_loop():
+                self._flush_quietly()
+
+    def _flush_quietly(self) -> None:
+        """Flush, reporting a failure as logging does (a full or closed stream, a
+        reader gone): the writer may be the event loop, which must go on serving."""
+        try:
+            self.flush()
+        except Exception:  # noqa: BLE001 - logging never raises into the caller
+            self.handleError(logging.makeLogRecord({"msg": "log flush failed"}))
 
     def _asked_loop(self) -> bool:
         """Whether the loop writes this time: asked now, or asked a moment ago and not
@@ -326,7 +331,7 @@ class BatchedStreamHandler(logging.StreamHandler):
 
     def _flush_asked(self) -> None:
         self._asked_at = None
-        self.flush()
+        self._flush_quietly()
 
     def close(self) -> None:
         self._closing.set()

@@ -84,12 +84,20 @@ class Supervisor:
 
     def _start(self, slot: _Slot) -> None:
         self._supervisor_pid = os.getpid()
-        # Written out before the fork, or the worker would write the same lines again.
-        for handler in logging.getLogger().handlers:
+        handlers = logging.getLogger().handlers
+        # Written out before the fork, or the worker would write the same lines again;
+        # and no handler in the middle of a write as the process forks (the log's own
+        # thread writes under the handler's lock), or the worker would inherit a
+        # buffer half written. The worker's handler locks are new (logging's own
+        # at-fork hook); the supervisor lets go of its own.
+        for handler in handlers:
             handler.flush()
+            handler.acquire()
         pid = os.fork()
         if pid == 0:  # the worker
             self._become_worker(slot.index)
+        for handler in handlers:
+            handler.release()
         slot.pid, slot.started = pid, time.monotonic()
         log.info("worker started", extra={"worker": slot.index, "pid": pid})
 
@@ -112,6 +120,7 @@ class Supervisor:
         except BaseException:  # noqa: BLE001 - reported, then the worker ends
             traceback.print_exc()
         finally:
+            _flush_log()
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(code)
@@ -235,3 +244,12 @@ def _describe(status: int) -> str:
     if os.WIFSIGNALED(status):
         return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
     return f"exit {os.waitstatus_to_exitcode(status)}"
+
+
+def _flush_log() -> None:
+    """Write the lines the log still holds: ``os._exit`` skips logging's own shutdown."""
+    for handler in logging.getLogger().handlers:
+        try:
+            handler.flush()
+        except Exception:  # noqa: BLE001 - the worker ends either way
+            pass

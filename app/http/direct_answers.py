@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from contextlib import aclosing
 from typing import Any
 
 from blacksheep import Response
@@ -107,25 +108,20 @@ async def _write(cycle: RequestResponseCycle, transport: asyncio.Transport, data
 
 async def write_response(cycle: RequestResponseCycle, transport: asyncio.Transport,
                          response: Response) -> None:
-    """Write ``response`` for ``cycle`` and end the cycle, as uvicorn ends one."""
+    """Write ``response`` for ``cycle`` and end the cycle, as uvicorn ends one. The
+    response counts as started once its head is written, not before: a stream that
+    fails before its first part still gets a 500."""
     set_headers_for_response_content(response)  # what BlackSheep adds for ASGI too
     content = response.content
     head = _head(cycle, response.status, response.headers.values)
-    cycle.response_started = True
     cycle.waiting_for_100_continue = False
     if not content:
         await _write(cycle, transport, head)
     elif content.length >= 0 and not isinstance(content, StreamedContent):
         await _write(cycle, transport, head + content.body)
     else:
-        chunked = content.length < 0  # else BlackSheep has said its content-length
-        waiting = head  # goes out with the first part
-        async for part in content.get_parts():
-            if part:
-                await _write(cycle, transport, waiting + (
-                    b"%x\r\n%b\r\n" % (len(part), part) if chunked else part))
-                waiting = b""
-        await _write(cycle, transport, waiting + (b"0\r\n\r\n" if chunked else b""))
+        await _write_stream(cycle, transport, head, content)
+    cycle.response_started = True
     if cycle.disconnected:
         return
     cycle.response_complete = True
@@ -133,6 +129,31 @@ async def write_response(cycle: RequestResponseCycle, transport: asyncio.Transpo
     if not cycle.keep_alive:
         transport.close()
     cycle.on_response()
+
+
+async def _write_stream(cycle: RequestResponseCycle, transport: asyncio.Transport,
+                        head: bytes, content: StreamedContent) -> None:
+    """The head with the first part, then each part: chunked, or counted against the
+    length BlackSheep has said. The route's generator is closed however this ends
+    (a client gone while its reads were awaited, an error), not left to the
+    collector."""
+    chunked = content.length < 0
+    waiting = head
+    sent = 0
+    async with aclosing(content.generator()) as parts:
+        async for part in parts:
+            if not part:
+                continue
+            sent += len(part)
+            if not chunked and sent > content.length:
+                raise RuntimeError("Response content longer than Content-Length")
+            await _write(cycle, transport, waiting + (
+                b"%x\r\n%b\r\n" % (len(part), part) if chunked else part))
+            if waiting:
+                cycle.response_started, waiting = True, b""
+    if not chunked and sent < content.length:
+        raise RuntimeError("Response content shorter than Content-Length")
+    await _write(cycle, transport, waiting + (b"0\r\n\r\n" if chunked else b""))
 
 
 def _nothing() -> None:
@@ -144,18 +165,22 @@ async def answer_directly(app: Any, chain: Handler, scope: dict[str, Any],
                           ) -> None:
     """Serve one request of a direct route: what uvicorn's ``run_asgi`` does around
     the application, with BlackSheep's request and response in place of ASGI."""
-    request = app.instantiate_request(scope, cycle.receive)
+    request = None
     try:
+        request = app.instantiate_request(scope, cycle.receive)
         await write_response(cycle, transport,
                              await app.direct_routes.answer(chain, request))
     except BaseException as exc:  # noqa: BLE001 - as ``run_asgi``: the task ends here
+        if cycle.disconnected and isinstance(exc, asyncio.CancelledError):
+            return  # the client went away while we waited to write: nobody to answer
         cycle.logger.error("Exception in a direct route", exc_info=exc)
         if not cycle.response_started:
             await cycle.send_500_response()
         else:
             transport.close()
     finally:
-        forget(request)
+        if request is not None:
+            forget(request)
         cycle.on_response = _nothing
 
 
@@ -165,7 +190,11 @@ class DirectAnswerProtocol(HttpToolsProtocol):
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
         # ``app`` is the application, or past the concurrency limit uvicorn's 503.
         direct_route = getattr(app, "direct_route", None)
-        found = direct_route(cycle.scope) if direct_route is not None else None
+        try:
+            found = direct_route(cycle.scope) if direct_route is not None else None
+        except Exception:  # noqa: BLE001 - the application's path answers it as ever
+            self.logger.exception("Direct route not taken")
+            found = None
         if found is None:
             super()._start_asgi_task(cycle, app)
             return

@@ -57,14 +57,15 @@ class Watch:
     the client goes away, and swallows that cancellation (and only that one) as the
     block ends, as a cancel scope does."""
 
-    __slots__ = ("disconnected", "_receive", "_task", "_cancelling", "_hooks", "_hook",
-                 "_watcher")
+    __slots__ = ("disconnected", "_receive", "_task", "_cancelling", "_cancelled", "_hooks",
+                 "_hook", "_watcher")
 
     def __init__(self, receive: Callable[[], Any] | None) -> None:
         self.disconnected = False
         self._receive = receive
         self._task: asyncio.Task[Any] | None = None
         self._cancelling = 0
+        self._cancelled = False  # whether this block cancelled its task
         self._hooks: list[Callable[[], None]] | None = None
         self._hook: Callable[[], None] | None = None  # ``_heard``, as put in the hooks
         self._watcher: asyncio.Task[None] | None = None
@@ -72,6 +73,12 @@ class Watch:
     def _heard(self) -> None:
         if not self.disconnected and self._task is not None:
             self.disconnected = True
+            self._cancel_inside()
+
+    def _cancel_inside(self) -> None:
+        """Cancel the task, while it is still inside the block."""
+        if self._task is not None and not self._cancelled:
+            self._cancelled = True
             self._task.cancel()
 
     # Entered and left without awaiting (a cancel scope is too): a request passes
@@ -90,7 +97,11 @@ class Watch:
             self._watcher = asyncio.get_running_loop().create_task(
                 _read_until_gone(receive, self._heard))
         elif cycle.disconnected:
-            self._heard()  # gone already: the block's first wait is cancelled
+            # Gone already: the block's first wait is cancelled. Cancelled from the
+            # loop, once the block waits, not now: a block that ends without
+            # waiting would leave the cancellation to whatever its task awaits next.
+            self.disconnected = True
+            asyncio.get_running_loop().call_soon(self._cancel_inside)
         else:
             hook = self._hook = self._heard
             hooks.append(hook)
@@ -106,7 +117,7 @@ class Watch:
         if self._watcher is not None:
             self._watcher.cancel()  # never awaited: it only ever waits on receive()
         self._task, task = None, self._task
-        if not self.disconnected or task is None:
+        if not self._cancelled or task is None:
             return False
         # Ours, unless someone else cancelled the task too (then it propagates).
         return task.uncancel() <= self._cancelling and kind is not None and issubclass(

@@ -106,6 +106,13 @@ async def stream(request: Request, svc: Services, identity: Identity, chat: Chat
                     yield data
             meter.outcome = "client_disconnected" if watch.disconnected else "ok"
             meter.usage = relay.usage
+        except GeneratorExit:
+            # Closed before its end by the server writing it: the client went away
+            # while a write waited for it to read; what was relayed still counts.
+            if watch.disconnected:
+                meter.outcome = "client_disconnected"
+            meter.usage = relay.usage
+            raise
         except UpstreamError as exc:
             encoder = ChunkEncoder(id="chatcmpl-error", created=int(time.time()),
                                    model=resolved.model)

@@ -203,3 +203,28 @@ def test_a_stuck_loop_leaves_the_writing_to_the_logs_own_thread(tmp_path, monkey
         asyncio.run(stuck())
         handler.write_from(None)
         assert messages(path) == ["while stuck"]
+
+
+class _Unwritable:
+    """A stream whose reader has gone."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError("the reader is gone")
+
+    def flush(self) -> None:
+        raise BrokenPipeError("the reader is gone")
+
+
+def test_a_stream_that_cannot_be_written_never_raises_into_the_caller(tmp_path, monkeypatch):
+    monkeypatch.setattr(logging, "raiseExceptions", False)  # handleError stays quiet
+    with batched(tmp_path / "log") as handler:
+        gone = handler.stream
+        handler.stream = _Unwritable()  # type: ignore[assignment]
+        try:
+            handler.handle(record(logging.INFO, "queued"))
+            handler.handle(record(logging.ERROR, "failed"))  # writes at once: fails
+            handler._flush_asked()  # as the event loop runs it
+            handler._flush_quietly()
+        finally:
+            handler.stream = gone
+

@@ -140,3 +140,57 @@ async def test_a_header_name_that_is_not_a_token_is_refused(name):
     cycle, _ = _cycle(transport)
     with pytest.raises(RuntimeError, match="header name"):
         await write_response(cycle, transport, _json_with(name, b"1"))  # type: ignore[arg-type]
+
+
+def _streamed(generate, length: int = -1) -> Response:
+    return Response(200, None, StreamedContent(b"text/event-stream", generate, length))
+
+
+async def test_a_stream_failing_before_its_first_part_has_not_started_the_response():
+    async def failing():
+        raise RuntimeError("upstream gone")
+        yield b""  # an async generator
+
+    transport = RecordedTransport()
+    cycle, ended = _cycle(transport)
+    with pytest.raises(RuntimeError, match="upstream gone"):
+        await write_response(cycle, transport, _streamed(failing))  # type: ignore[arg-type]
+    assert transport.writes == [] and not cycle.response_started and ended == []
+
+
+@pytest.mark.parametrize(("declared", "refusal", "written"), [
+    (5, "longer", b"01234"), (20, "shorter", b"0123456789")])
+async def test_a_stream_of_declared_length_must_be_that_long(declared, refusal, written):
+    async def ten_bytes():
+        yield b"01234"
+        yield b"56789"
+
+    transport = RecordedTransport()
+    cycle, ended = _cycle(transport)
+    with pytest.raises(RuntimeError, match=refusal):
+        await write_response(cycle, transport,  # type: ignore[arg-type]
+                             _streamed(ten_bytes, declared))
+    assert b"".join(transport.writes).endswith(b"\r\n\r\n" + written) and ended == []
+
+
+async def test_the_routes_generator_is_closed_when_a_waiting_write_is_cancelled():
+    closed = asyncio.Event()
+
+    async def parts():
+        try:
+            yield b"first"
+            yield b"second"
+        finally:
+            closed.set()
+
+    transport = RecordedTransport()
+    cycle, ended = _cycle(transport)
+    cycle.flow.pause_writing()  # the client reads nothing: the next write waits
+    writing = asyncio.ensure_future(write_response(cycle, transport,  # type: ignore[arg-type]
+                                                   _streamed(parts)))
+    await asyncio.sleep(0.01)
+    assert not writing.done()
+    writing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await writing
+    assert closed.is_set() and ended == []

@@ -51,6 +51,16 @@ async def test_a_connection_lost_before_the_block_cancels_its_first_wait():
     assert watch.disconnected
 
 
+async def test_a_block_that_never_waits_leaves_no_cancellation_behind():
+    cycle = Cycle()
+    cycle.lose_connection()
+    with cancelled_on_disconnect(_request(cycle.receive)) as watch:
+        pass  # done before anything was awaited
+    assert watch.disconnected
+    await asyncio.sleep(0)  # the task goes on: nothing left over to cancel it
+    await asyncio.sleep(0)
+
+
 async def test_under_another_server_the_receive_channel_is_watched():
     gone = asyncio.Event()
 

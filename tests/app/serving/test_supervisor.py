@@ -1,5 +1,6 @@
 """The supervisor of ``svc serve --workers N`` on its own, with workers that only sleep
-or crash: restarts wait longer for each crash in a row, and no worker outlives it."""
+or crash: restarts wait longer for each crash in a row, a worker's last lines are
+written, and no worker outlives it."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 SCRIPT = textwrap.dedent("""
-    import os, sys, time
+    import logging, os, sys, time
     from app.log_format import configure_logging
     from app.supervisor import Supervisor
 
@@ -23,6 +24,7 @@ SCRIPT = textwrap.dedent("""
 
     def work(index):
         if sys.argv[1] == "crash":
+            logging.getLogger("svc.test").info("leaving", extra={"worker": index})
             return 3
         # One write a line: two workers share the pipe, and print() may split a line.
         os.write(1, f"worker {os.getpid()}\\n".encode())
@@ -86,6 +88,8 @@ def test_a_crashing_worker_is_restarted_ever_more_slowly_and_sigterm_stops(tmp_p
             time.sleep(0.1)
         assert delays[:3] == [0.5, 1.0, 2.0]
         assert all(line["status"] == "exit 3" for line in lines if "status" in line)
+        # What a worker logged just before it ended was written, not lost with it.
+        assert sum(line["message"] == "leaving" for line in lines) >= 3
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
     finally:
