@@ -19,11 +19,11 @@ import argparse
 import asyncio
 import contextlib
 import json
-import signal
 from collections.abc import Callable
 
 import httptools
 
+from tests.fakes.loopback import interrupted_by_stop_signals
 from tests.fakes.upstream import Behaviour, completion, stream_frames
 
 __all__ = ["Answers", "serve"]
@@ -148,7 +148,7 @@ def main() -> None:
 
     answers = Answers(Behaviour(text=args.text, chunks=args.chunks))
     # SIGTERM (how the benchmarks stop it) ends it as quietly as an interrupt does.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    interrupted_by_stop_signals()
     with contextlib.suppress(KeyboardInterrupt):
         uvloop.run(serve(answers, args.port))
 

@@ -1,5 +1,6 @@
 """The loopback fakes as whole processes, as the benchmarks start them: each says its
-port once ready, answers there, and ends quietly when interrupted."""
+port once ready, answers there, and ends quietly when interrupted, even when started
+by a process that ignores interrupts."""
 
 from __future__ import annotations
 
@@ -18,9 +19,17 @@ import pytest
     ("benchmarks.lean_upstream", "/v1/chat/completions",
      {"model": "fake-small", "messages": [{"role": "user", "content": "Hi"}]}),
 ])
-def test_a_fake_says_its_port_answers_there_and_ends_quietly_on_interrupt(module, path, body):
-    process = subprocess.Popen([sys.executable, "-m", module, "--port", "0"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+@pytest.mark.parametrize("interrupts_ignored", [False, True])
+def test_a_fake_says_its_port_answers_there_and_ends_quietly_on_interrupt(
+        module, path, body, interrupts_ignored):
+    command = [sys.executable, "-m", module, "--port", "0"]
+    if interrupts_ignored:  # as if started by a process that ignores them: inherited
+        command = [sys.executable, "-c", (
+            "import os, signal, sys\n"
+            "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+            f"os.execv(sys.executable, {command!r})\n")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
     try:
         ready = process.stdout.readline()
         assert ready.startswith("listening on "), ready + process.stderr.read()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Self
@@ -68,6 +69,15 @@ class LoopbackServer:
         await self.stop()
 
 
+def interrupted_by_stop_signals() -> None:
+    """Make an interrupt or a SIGTERM end this process with ``KeyboardInterrupt``,
+    whatever it inherited: a process started by one that ignores interrupts (or has
+    them blocked) would otherwise ignore them too, and never end."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+
+
 def serve_as_process(fake: LoopbackServer,
                      loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None) -> None:
     """Serve ``fake`` until the process is interrupted, having printed ``listening on
@@ -78,6 +88,7 @@ def serve_as_process(fake: LoopbackServer,
             print(f"listening on {fake.port}", flush=True)
             await anyio.sleep_forever()
 
+    interrupted_by_stop_signals()
     with contextlib.suppress(KeyboardInterrupt):
         with asyncio.Runner(loop_factory=loop_factory) as runner:
             runner.run(serve())
