@@ -258,7 +258,7 @@ class BatchedStreamHandler(logging.StreamHandler):
                 self._queued.append(_message_fixed(record))
                 return
             self._write_queued(record)
-            self.flush()
+            super().flush()  # the queue is written: only the stream's buffer is left
         except Exception:  # noqa: BLE001 - logging never raises into the caller
             self.handleError(record)
 

@@ -20,8 +20,8 @@ from app.http.errors import configure_errors
 from app.http.front_door import FrontDoorApplication
 from app.http.middleware import RequestContext
 from app.http.query_values import UsableQuery
-from app.log_format import write_log_from
 from app.http.same_origin import SameOriginWrites
+from app.log_format import write_log_from
 from app.public_api.gate import PublicApiGate
 from app.scheduler import start_scheduler
 from app.routes import (
