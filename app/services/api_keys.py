@@ -201,7 +201,10 @@ class ApiKeys:
             # Shielded: a request that goes away leaves the claim to the others.
             refused_at = await asyncio.shield(claiming)
             if refused_at is not None:
-                return ratelimit.refused(refused_at, now, limit)
+                # Judged at the refusal, not the arrival: requests admitted meanwhile
+                # (by another process, at a later instant) would otherwise stretch the
+                # wait past the interval by however long this one queued.
+                return ratelimit.refused(refused_at, self._now(), limit)
 
     def _spend(self, key_id: UUID, limit: int, now: int) -> int | None:
         step = ratelimit.interval(limit)

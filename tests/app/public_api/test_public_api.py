@@ -419,6 +419,20 @@ async def test_the_limit_has_no_window_edge_and_earns_requests_back_one_by_one(v
     assert await burst(8) == [True] * 6 + [False] * 2
 
 
+async def test_a_refusal_counts_its_wait_from_when_it_is_refused(v1):
+    from app.services.api_keys import ApiKeys
+
+    key_id = (await ApiKey.select(ApiKey.id).first())["id"]
+    first, other = v1.services.api_keys, ApiKeys(v1.services.audit, v1.services.auth_changes)
+    first.clock = lambda: 1_800_000_000.002  # spends the minute 2 ms after...
+    readings = iter([1_800_000_000.0, 1_800_000_000.003])
+    other.clock = lambda: next(readings)  # ...this request arrived, and before it is judged
+    assert all([(await first.consume(key_id, 6)).allowed for _ in range(6)])
+    refused = await other.consume(key_id, 6)
+    # The next request passes 10 s after the first of the six: 9.999 s from the refusal.
+    assert not refused.allowed and refused.retry_micros == 9_999_000
+
+
 async def test_a_client_leaving_before_a_whole_passthrough_answer_cancels_it(v1):
     v1.upstream.behaviour = Behaviour(first_byte_delay=30)
     async with httpx.AsyncClient(base_url=v1.api.base_url,
