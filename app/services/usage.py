@@ -48,14 +48,10 @@ class UsageRecord(NamedTuple):
     line_id: UUID | None = None
 
 
-_INSERT = """
-INSERT INTO usage_event (account_id, api_key_id, model, provider, source, outcome,
-                         prompt_tokens, completion_tokens, latency_ms, line_id)
-SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[],
-                     $7::int[], $8::int[], $9::int[], $10::uuid[])
-"""
-_FIELDS = ("account_id", "api_key_id", "model", "provider", "source", "outcome",
-           "prompt_tokens", "completion_tokens", "latency_ms", "line_id")
+#: The buffer goes in with one binary ``COPY``: each record's fields, in their order,
+#: are the table's columns of the same names. An ``INSERT ... SELECT FROM unnest`` of
+#: ten arrays cost the writer about four times the CPU a row.
+_TABLE = "usage_event"
 
 
 class Usage:
@@ -83,10 +79,10 @@ class Usage:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._hurry.wait(), self.flush_seconds)
             batch, self._buffer = self._buffer, []
-            columns = [[getattr(entry, name) for entry in batch] for name in _FIELDS]
             try:
                 async with db.fast_connection() as connection:
-                    await connection.execute(_INSERT, *columns)
+                    await connection.copy_records_to_table(
+                        _TABLE, records=batch, columns=UsageRecord._fields)
                 delay, waited = RETRY_FIRST_SECONDS, 0.0
             except db.UNAVAILABLE_ERRORS:
                 # The calls were answered, so their usage is owed: keep the rows and
