@@ -32,6 +32,7 @@ from urllib.parse import quote, urlsplit
 
 import httptools
 
+from adapters.deadline import Deadline
 from core.errors import RemoteProtocolError
 
 __all__ = ["ConnectFailed", "Connection", "Http1Pool", "InvalidRequest", "Response"]
@@ -110,21 +111,6 @@ def _head(method: str, target: str, origin: Origin, headers: Mapping[str, str],
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-def _expire(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_exception(TimeoutError("no answer from the upstream in time"))
-
-
-async def _bounded(waiter: asyncio.Future[None], seconds: float) -> None:
-    """Await ``waiter``, or raise ``TimeoutError`` when nothing settles it within
-    ``seconds``: one timer handle, where ``asyncio.wait_for`` would wrap every read."""
-    timer = waiter.get_loop().call_later(seconds, _expire, waiter)
-    try:
-        await waiter
-    finally:
-        timer.cancel()
-
-
 class Response:
     """One response as it arrives: ``status`` and ``headers`` (names in lower case)
     once the request returns it, the body through ``readany``. ``release`` when done
@@ -171,9 +157,12 @@ class Response:
         return data
 
     async def _wait(self) -> None:
+        connection = self._connection
+        if connection is None:
+            raise ConnectionResetError("the response was closed before its body was read")
         self._waiter = waiter = asyncio.get_running_loop().create_future()
         try:
-            await _bounded(waiter, self._read_timeout)
+            await connection.within_read_timeout(waiter, self._read_timeout)
         finally:
             self._waiter = None
 
@@ -250,6 +239,8 @@ class Connection(asyncio.Protocol):
         self._interim = False  # an interim answer (1xx) has come: the real one follows
         self.idle_since = 0.0
         self.closed = False
+        #: bounds each wait for the upstream (``within_read_timeout``)
+        self._silence = Deadline(asyncio.get_running_loop(), self._silent_too_long)
 
     # -- asyncio.Protocol
 
@@ -281,6 +272,7 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self._silence.stop()
         response = self._response
         if response is not None and not response._done:
             if self._until_close and response.status and exc is None:  # a clean close
@@ -341,9 +333,26 @@ class Connection(asyncio.Protocol):
         self._headers_waiter = waiter = asyncio.get_running_loop().create_future()
         self._transport.write(head_and_body)  # type: ignore[union-attr]
         try:
-            await _bounded(waiter, response._read_timeout)
+            await self.within_read_timeout(waiter, response._read_timeout)
         finally:
             self._headers_waiter = None
+
+    async def within_read_timeout(self, waiter: asyncio.Future[None], seconds: float) -> None:
+        """Await ``waiter`` (the response's head, or more of its body); past ``seconds``
+        of silence it raises ``TimeoutError``."""
+        self._silence.set(seconds)
+        try:
+            await waiter
+        finally:
+            self._silence.lift()
+
+    def _silent_too_long(self) -> None:
+        error = TimeoutError("no answer from the upstream in time")
+        self._settle_headers(error)
+        response = self._response
+        waiter = response._waiter if response is not None else None
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(error)
 
     def finished(self, *, reusable: bool) -> None:
         self._response = None

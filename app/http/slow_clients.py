@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 
+from adapters.deadline import Deadline
 from app.http.direct_answers import DirectAnswerProtocol
 from app.http.disconnect import DisconnectTellingProtocol
 from app.http.head_with_body import HeadWithBodyProtocol
@@ -30,44 +31,25 @@ class DeadlineHttpProtocol(DisconnectTellingProtocol, DirectAnswerProtocol,
     header_seconds: float = 10.0
     body_seconds: float = 30.0
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._deadline: asyncio.TimerHandle | None = None
-        self._due: float | None = None  # when the part being read runs out of time
+    # The headers, the body and the wait for the next request on a kept-alive
+    # connection share the connection's one timer (``adapters.deadline``), uvicorn's
+    # keep-alive timer of each response included.
 
-    # A timer per part would be two made and two cancelled for every request. Instead
-    # the one timer is left to run while it fires no later than the current deadline
-    # (each usually falls after the one before), and when it fires early it waits
-    # again for what is due then: about once per header deadline on a busy connection.
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._idle = False  # between a response and the next request's first byte
+        self._deadline = Deadline(self.loop, self._deadline_passed)
+        self._deadline.set(self.header_seconds)
 
-    def _arm(self, seconds: float) -> None:
-        due = self.loop.time() + seconds
-        self._due = due
-        if self._deadline is not None:
-            if self._deadline.when() <= due:
-                return  # fires first, and then waits again for this deadline
-            self._deadline.cancel()
-        self._deadline = self.loop.call_at(due, self._timer_fired)
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._deadline.stop()
+        super().connection_lost(exc)
 
-    def _disarm(self) -> None:
-        self._due = None  # the timer, when it fires, finds nothing due
-
-    def _stop_timing(self) -> None:
-        self._due = None
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
-
-    def _timer_fired(self) -> None:
-        self._deadline = None
-        due = self._due
-        if due is None:
-            return
-        if self.loop.time() < due:
-            self._deadline = self.loop.call_at(due, self._timer_fired)
-            return
-        self._due = None
-        self._too_slow()
+    def _deadline_passed(self) -> None:
+        if self._idle:  # kept alive, and no request came: closed as uvicorn closes it
+            self.timeout_keep_alive_handler()
+        else:
+            self._too_slow()
 
     def _too_slow(self) -> None:
         if self.transport.is_closing():
@@ -83,32 +65,38 @@ class DeadlineHttpProtocol(DisconnectTellingProtocol, DirectAnswerProtocol,
         self.transport.write(_TIMEOUT_RESPONSE)
         self.transport.close()
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._arm(self.header_seconds)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._stop_timing()
-        super().connection_lost(exc)
-
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        if self._due is None:  # the next request on a kept-alive connection
-            self._arm(self.header_seconds)
+        if self._idle or not self._deadline.is_set:  # the next request
+            self._idle = False
+            self._deadline.set(self.header_seconds)
 
     def on_headers_complete(self) -> None:
         super().on_headers_complete()
         if self.parser.should_upgrade() and self._should_upgrade():
-            self._stop_timing()  # a WebSocket: no longer ours to time
+            self._deadline.stop()  # a WebSocket: no longer ours to time
         else:
-            self._arm(self.body_seconds)
+            self._deadline.set(self.body_seconds)
 
     def on_message_complete(self) -> None:
-        self._disarm()
+        self._deadline.lift()
         super().on_message_complete()
 
+    def on_response_complete(self) -> None:
+        # uvicorn's, but for the keep-alive wait: on the deadline, not a timer of its own.
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self.flow.resume_reading()
+        if self.pipeline:
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+        elif not self._deadline.is_set:  # else the next request has begun arriving
+            self._idle = True
+            self._deadline.set(self.timeout_keep_alive)
+
     def handle_websocket_upgrade(self) -> None:
-        self._stop_timing()
+        self._deadline.stop()
         super().handle_websocket_upgrade()
 
 

@@ -219,6 +219,23 @@ async def test_silence_past_the_read_timeout_is_a_timeout_before_and_during_the_
         await pool.close()
 
 
+async def test_a_kept_alive_connection_times_every_wait_and_reads_after_close_fail_at_once():
+    async with Scripted(answering(OK + b"Content-Length: 1\r\n\r\nx")) as server:
+        pool = Http1Pool()
+        for _ in range(3):  # waits that ended in time leave nothing to expire
+            assert await fetch(pool, server.url) == b"x"
+        assert server.connections == 1
+        server.answer = answering(OK + b"Content-Length: 10\r\n\r\nhello")
+        response = await call(pool, server.url, read=0.1)
+        assert await response.readany() == b"hello"
+        with pytest.raises(TimeoutError):  # the same connection's silence, timed afresh
+            await response.readany()
+        response.close()
+        with pytest.raises(ConnectionResetError):
+            await response.readany()  # closed: nothing more will come
+        await pool.close()
+
+
 async def test_a_refused_port_is_connect_failed():
     pool = Http1Pool()
     with pytest.raises(ConnectFailed):

@@ -73,6 +73,17 @@ async def test_a_kept_alive_connection_times_each_request_afresh(api):
             await anyio.sleep(0.6)  # within the keep-alive, past half the header deadline
 
 
+async def test_a_kept_alive_connection_left_idle_is_closed_quietly(api):
+    async with await _connect(api) as stream:
+        await stream.send(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        with anyio.fail_after(GIVE_UP_SECONDS):
+            answer = await stream.receive()
+        assert answer.startswith(b"HTTP/1.1 200 ")
+        # Past the keep-alive (1 s here): closed with no word, where a request begun
+        # and left unfinished gets a 408.
+        assert await _until_closed(stream) == b""
+
+
 async def test_past_the_connection_limit_a_request_gets_503(api, boot):
     config = server_config(None, boot)
     assert (config.timeout_keep_alive, config.limit_concurrency) == (1, 10)

@@ -1,10 +1,10 @@
-"""The request deadlines' one timer (``app.http.slow_clients``): never later than the
-deadline that is due, and not made again for every request of a kept-alive
+"""A connection's one timer for its deadlines (``adapters.deadline``): never later
+than the deadline that is due, and not made again for every request of a kept-alive
 connection."""
 
 from __future__ import annotations
 
-from app.http.slow_clients import DeadlineHttpProtocol
+from adapters.deadline import Deadline
 
 
 class Handle:
@@ -31,12 +31,10 @@ class Loop:
         return self.made[-1]
 
 
-def _protocol() -> tuple[DeadlineHttpProtocol, Loop, list[float]]:
-    protocol = DeadlineHttpProtocol.__new__(DeadlineHttpProtocol)
+def _deadline() -> tuple[Deadline, Loop, list[float]]:
     loop, expired = Loop(), []
-    protocol.loop, protocol._deadline, protocol._due = loop, None, None  # type: ignore[assignment]
-    protocol._too_slow = lambda: expired.append(loop.now)  # type: ignore[method-assign]
-    return protocol, loop, expired
+    deadline = Deadline(loop, lambda: expired.append(loop.now))  # type: ignore[arg-type]
+    return deadline, loop, expired
 
 
 def _fire(loop: Loop) -> None:
@@ -48,22 +46,22 @@ def _fire(loop: Loop) -> None:
 
 
 def test_requests_on_a_kept_alive_connection_reuse_the_one_timer():
-    protocol, loop, expired = _protocol()
+    deadline, loop, expired = _deadline()
     for start in (0.0, 1.0, 2.0, 3.0):
         loop.now = start
-        protocol._arm(10)  # the headers
-        protocol._arm(30)  # the body
-        protocol._disarm()  # answered
+        deadline.set(10)  # the headers
+        deadline.set(30)  # the body
+        deadline.lift()  # answered
     assert len(loop.made) == 1 and expired == []
     _fire(loop)  # early: nothing is due, and nothing waits
     assert len(loop.made) == 1 and expired == []
 
 
 def test_the_timer_waits_again_for_a_later_deadline_and_expires_it_on_time():
-    protocol, loop, expired = _protocol()
-    protocol._arm(10)
+    deadline, loop, expired = _deadline()
+    deadline.set(10)
     loop.now = 4.0
-    protocol._arm(30)  # the body is due at 34
+    deadline.set(30)  # the body is due at 34
     _fire(loop)
     assert loop.now == 10.0 and expired == []
     _fire(loop)
@@ -71,9 +69,30 @@ def test_the_timer_waits_again_for_a_later_deadline_and_expires_it_on_time():
 
 
 def test_an_earlier_deadline_than_the_timer_gets_a_timer_of_its_own():
-    protocol, loop, expired = _protocol()
-    protocol._arm(30)
-    protocol._arm(5)
+    deadline, loop, expired = _deadline()
+    deadline.set(30)
+    deadline.set(5)
     assert loop.made[0].cancelled and loop.made[1].when() == 5.0
     _fire(loop)
     assert expired == [5.0]
+
+
+def test_a_stopped_deadline_lets_its_timer_go_and_never_expires():
+    deadline, loop, expired = _deadline()
+    deadline.set(10)
+    assert deadline.is_set
+    deadline.stop()
+    assert loop.made[0].cancelled and not deadline.is_set
+    loop.now = 11.0
+    loop.made[0].callback()  # even were the cancelled timer to run
+    assert expired == [] and len(loop.made) == 1
+
+
+def test_an_expired_deadline_is_no_longer_set_and_may_be_set_again():
+    deadline, loop, expired = _deadline()
+    deadline.set(5)
+    _fire(loop)
+    assert expired == [5.0] and not deadline.is_set
+    deadline.set(5)
+    _fire(loop)
+    assert expired == [5.0, 10.0]
