@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import ssl
+import time
 import zlib
 from collections import deque
 from collections.abc import Mapping
@@ -160,7 +161,7 @@ class Response:
         connection = self._connection
         if connection is None:
             raise ConnectionResetError("the response was closed before its body was read")
-        self._waiter = waiter = asyncio.get_running_loop().create_future()
+        self._waiter = waiter = connection.loop.create_future()
         try:
             await connection.within_read_timeout(waiter, self._read_timeout)
         finally:
@@ -237,10 +238,12 @@ class Connection(asyncio.Protocol):
         self._until_close = False  # the body ends when the server closes
         self._stray = False  # bytes came that answer no request: close once read
         self._interim = False  # an interim answer (1xx) has come: the real one follows
-        self.idle_since = 0.0
+        self.idle_since = 0.0  #: on ``time.monotonic``
         self.closed = False
+        # Kept: asking for the running loop is a system call (``getpid``) on 3.11.
+        self.loop = asyncio.get_running_loop()
         #: bounds each wait for the upstream (``within_read_timeout``)
-        self._silence = Deadline(asyncio.get_running_loop(), self._silent_too_long)
+        self._silence = Deadline(self.loop, self._silent_too_long)
 
     # -- asyncio.Protocol
 
@@ -330,7 +333,7 @@ class Connection(asyncio.Protocol):
     async def send(self, head_and_body: bytes, response: Response) -> None:
         """Write a request and wait for its response's head."""
         self._response = response
-        self._headers_waiter = waiter = asyncio.get_running_loop().create_future()
+        self._headers_waiter = waiter = self.loop.create_future()
         self._transport.write(head_and_body)  # type: ignore[union-attr]
         try:
             await self.within_read_timeout(waiter, response._read_timeout)
@@ -444,7 +447,7 @@ class Http1Pool:
         idle = self._idle_by_origin.get(origin)
         if not idle:
             return None
-        now = asyncio.get_running_loop().time()
+        now = time.monotonic()
         while idle:
             connection = idle.pop()
             if (not connection.closed and not connection.closing()
@@ -510,7 +513,7 @@ class Http1Pool:
         if self._closed:
             connection.close()
             return
-        connection.idle_since = asyncio.get_running_loop().time()
+        connection.idle_since = time.monotonic()
         self._idle_by_origin.setdefault(connection.origin, []).append(connection)
         self._free_slot()
 
