@@ -92,10 +92,28 @@ def _split(url: str) -> tuple[Origin, str]:
     return origin, target
 
 
-def _head(method: str, target: str, origin: Origin, headers: Mapping[str, str],
-          length: int | None) -> bytes:
-    """The request line and headers. A caller's ``Host`` or ``User-Agent`` replaces
-    ours; the headers that frame the message are ours alone."""
+def _head(method: str, url: str, headers: Mapping[str, str], length: int | None) -> bytes:
+    """The request line and headers, ``Content-Length`` last when there is a body.
+    What comes before it is made once per method, URL and headers: an upstream's
+    calls differ only in their body."""
+    key = (method, url, *headers.items())
+    fixed = _fixed_heads.get(key)
+    if fixed is None:
+        origin, target = _split(url)
+        fixed = _fixed_head(method, target, origin, headers)
+        if len(_fixed_heads) >= _FIXED_HEADS_KEPT:
+            _fixed_heads.clear()  # keys rotated, or headers that change per call
+        _fixed_heads[key] = fixed
+    return fixed + (b"\r\n" if length is None else b"Content-Length: %d\r\n\r\n" % length)
+
+
+_fixed_heads: dict[tuple[str, ...], bytes] = {}
+_FIXED_HEADS_KEPT = 256
+
+
+def _fixed_head(method: str, target: str, origin: Origin, headers: Mapping[str, str]) -> bytes:
+    """The request line and the headers but the length. A caller's ``Host`` or
+    ``User-Agent`` replaces ours; the headers that frame the message are ours alone."""
     lines = [f"{method} {target} HTTP/1.1"]
     own = {"host": f"Host: {origin.host_header}", "user-agent": "User-Agent: svc"}
     for name, value in headers.items():
@@ -107,9 +125,7 @@ def _head(method: str, target: str, origin: Origin, headers: Mapping[str, str],
         own.pop(key, None)
         lines.append(f"{name}: {value}")
     lines.extend(own.values())
-    if length is not None:
-        lines.append(f"Content-Length: {length}")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+    return ("\r\n".join(lines) + "\r\n").encode()
 
 
 class Response:
@@ -417,8 +433,8 @@ class Http1Pool:
         failure, or the caller's cancellation, closes the connection."""
         if self._closed:
             raise RuntimeError("the connection pool is closed")
-        origin, target = _split(url)
-        head = _head(method, target, origin, headers, None if body is None else len(body))
+        head = _head(method, url, headers, None if body is None else len(body))
+        origin = _split(url)[0]
         connection = self._idle_connection(origin)
         if connection is None:
             async with asyncio.timeout(connect_timeout):

@@ -114,6 +114,23 @@ async def test_a_request_is_written_once_with_its_host_length_and_headers():
     assert b"Content-Length: 7\r\n" in head
 
 
+async def test_each_request_has_its_own_length_and_headers_however_alike_the_calls():
+    async with Scripted(answering(OK + b"Content-Length: 2\r\n\r\n{}")) as server:
+        pool = Http1Pool()
+        for body, key in ((b"1", "k"), (b"22", "k"), (b"333", "other"), (None, "k")):
+            response = await pool.request("POST" if body else "GET", server.url,
+                                          {"Authorization": f"Bearer {key}"}, body,
+                                          connect_timeout=5, read_timeout=5)
+            await read_all(response)
+            response.release()
+        await pool.close()
+    lengths = [head.split(b"\r\n\r\n")[0].count(b"Content-Length:") for head in server.heads]
+    assert lengths == [1, 1, 1, 0]
+    assert [b"Bearer other" in head for head in server.heads] == [False, False, True, False]
+    assert server.heads[1].endswith(b"Content-Length: 2\r\n\r\n22")
+    assert server.heads[3].startswith(b"GET ") and server.heads[3].endswith(b"\r\n\r\n")
+
+
 @pytest.mark.parametrize("answer, close, connections", [
     (b"Content-Length: 5\r\n\r\nhello", False, 1),
     (b"Transfer-Encoding: chunked\r\n\r\n2\r\nhe\r\n3\r\nllo\r\n0\r\n\r\n", False, 1),
