@@ -350,7 +350,7 @@ class Connection(asyncio.Protocol):
         """Write a request and wait for its response's head."""
         self._response = response
         self._headers_waiter = waiter = self.loop.create_future()
-        self._transport.write(head_and_body)  # type: ignore[union-attr]
+        self._pool._write_soon(self, head_and_body)
         try:
             await self.within_read_timeout(waiter, response._read_timeout)
         finally:
@@ -380,6 +380,9 @@ class Connection(asyncio.Protocol):
             self._pool._keep(self)
         else:
             self.close()
+
+    def write(self, data: bytes) -> None:
+        self._transport.write(data)  # type: ignore[union-attr]
 
     def close(self) -> None:
         if not self.closed:
@@ -425,6 +428,8 @@ class Http1Pool:
         self._slot_waiters: deque[asyncio.Future[None]] = deque()
         self._all: set[Connection] = set()
         self._closed = False
+        #: requests to write once the loop's callbacks ready now have run
+        self._to_write: list[tuple[Connection, bytes]] = []
 
     async def request(self, method: str, url: str, headers: Mapping[str, str],
                       body: bytes | None, *, connect_timeout: float,
@@ -521,6 +526,24 @@ class Http1Pool:
             if idle and (oldest is None or idle[0].idle_since < oldest.idle_since):
                 oldest = idle[0]
         return oldest
+
+    def _write_soon(self, connection: Connection, data: bytes) -> None:
+        """Write ``data`` a loop turn later, with every other request made meanwhile.
+
+        As aiohttp's client does (it writes a request from a task of its own): the
+        requests made from one turn's events reach an upstream in one burst, which it
+        reads in one wake-up. Written as each was made, they trickle out a request's
+        work apart, and a fast upstream on this machine sleeps and is woken again for
+        every one: twice the upstream's CPU a request, and a costlier write for us."""
+        if not self._to_write:
+            connection.loop.call_soon(self._write_waiting)
+        self._to_write.append((connection, data))
+
+    def _write_waiting(self) -> None:
+        waiting, self._to_write = self._to_write, []
+        for connection, data in waiting:
+            if not connection.closing():  # else given up meanwhile (cancelled, lost)
+                connection.write(data)
 
     def _made(self, connection: Connection) -> None:
         self._all.add(connection)

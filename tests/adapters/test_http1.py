@@ -131,6 +131,26 @@ async def test_each_request_has_its_own_length_and_headers_however_alike_the_cal
     assert server.heads[3].startswith(b"GET ") and server.heads[3].endswith(b"\r\n\r\n")
 
 
+async def test_requests_made_in_one_loop_turn_are_written_together_a_turn_later(monkeypatch):
+    async with Scripted(answering(OK + b"Content-Length: 1\r\n\r\nx")) as server:
+        pool = Http1Pool()
+        assert await asyncio.gather(*[fetch(pool, server.url) for _ in range(3)]) == [b"x"] * 3
+        bursts: list[int] = []
+        write_waiting = Http1Pool._write_waiting
+
+        def counted(self: Http1Pool) -> None:
+            bursts.append(len(self._to_write))
+            write_waiting(self)
+
+        monkeypatch.setattr(Http1Pool, "_write_waiting", counted)
+        calls = [asyncio.ensure_future(fetch(pool, server.url)) for _ in range(3)]
+        await asyncio.sleep(0)  # each call has made its request on a kept connection...
+        assert bursts == [] and server.connections == 3  # ...and none is written yet
+        assert await asyncio.gather(*calls) == [b"x"] * 3
+        assert bursts == [3]
+        await pool.close()
+
+
 @pytest.mark.parametrize("answer, close, connections", [
     (b"Content-Length: 5\r\n\r\nhello", False, 1),
     (b"Transfer-Encoding: chunked\r\n\r\n2\r\nhe\r\n3\r\nllo\r\n0\r\n\r\n", False, 1),
