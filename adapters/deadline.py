@@ -18,6 +18,8 @@ from collections.abc import Callable
 
 __all__ = ["Deadline"]
 
+_CLOCK_STEP = 0.001
+
 
 class Deadline:
     """Calls ``expired`` once a deadline set with ``set`` passes before ``lift``."""
@@ -62,7 +64,9 @@ class Deadline:
         due = self._due
         if due is None:
             return
-        if self._loop.time() < due:
+        # Within a millisecond counts as due: uvloop's clock and timers count whole
+        # milliseconds, and waiting again for less would only spin until the next.
+        if due - self._loop.time() >= _CLOCK_STEP:
             self._timer = self._loop.call_at(due, self._fired)
             return
         self._due = None

@@ -184,14 +184,23 @@ class Response:
             self._waiter = None
 
     def release(self) -> None:
-        connection, self._connection = self._connection, None
+        reusable = self._done and self._error is None
+        connection = self._detach()
         if connection is not None:
-            connection.finished(reusable=self._done and self._error is None)
+            connection.finished(reusable=reusable)
 
     def close(self) -> None:
-        connection, self._connection = self._connection, None
+        connection = self._detach()
         if connection is not None:
             connection.finished(reusable=False)
+
+    def _detach(self) -> Connection | None:
+        """Let go of the connection; a read still waiting on it (in another task)
+        fails now, since nothing that comes later will reach it."""
+        connection, self._connection = self._connection, None
+        if self._waiter is not None and not self._waiter.done():
+            self._fail(ConnectionResetError("the response was closed while its body was read"))
+        return connection
 
     # -- what the connection tells
 
@@ -543,7 +552,10 @@ class Http1Pool:
         waiting, self._to_write = self._to_write, []
         for connection, data in waiting:
             if not connection.closing():  # else given up meanwhile (cancelled, lost)
-                connection.write(data)
+                try:
+                    connection.write(data)
+                except Exception as exc:  # that request fails; the others still go
+                    connection._broken(exc)
 
     def _made(self, connection: Connection) -> None:
         self._all.add(connection)

@@ -38,6 +38,7 @@ class DeadlineHttpProtocol(DisconnectTellingProtocol, DirectAnswerProtocol,
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._idle = False  # between a response and the next request's first byte
+        self._body_arriving = False  # a request's headers are in and its body is not
         self._deadline = Deadline(self.loop, self._deadline_passed)
         self._deadline.set(self.header_seconds)
 
@@ -76,10 +77,16 @@ class DeadlineHttpProtocol(DisconnectTellingProtocol, DirectAnswerProtocol,
         if self.parser.should_upgrade() and self._should_upgrade():
             self._deadline.stop()  # a WebSocket: no longer ours to time
         else:
+            self._body_arriving = True
             self._deadline.set(self.body_seconds)
 
     def on_message_complete(self) -> None:
-        self._deadline.lift()
+        self._body_arriving = False
+        cycle = self.cycle
+        if cycle is not None and cycle.response_complete and not self.pipeline:
+            self._keep_alive_wait()  # answered before its body was in: idle now
+        else:
+            self._deadline.lift()
         super().on_message_complete()
 
     def on_response_complete(self) -> None:
@@ -91,9 +98,14 @@ class DeadlineHttpProtocol(DisconnectTellingProtocol, DirectAnswerProtocol,
         if self.pipeline:
             cycle, app = self.pipeline.pop()
             self._start_asgi_task(cycle, app)
-        elif not self._deadline.is_set:  # else the next request has begun arriving
-            self._idle = True
-            self._deadline.set(self.timeout_keep_alive)
+        elif not self._deadline.is_set or self._body_arriving:
+            # Else the next request has begun arriving. A body still arriving for an
+            # answered request is not waited for: the connection is as good as idle.
+            self._keep_alive_wait()
+
+    def _keep_alive_wait(self) -> None:
+        self._idle = True
+        self._deadline.set(self.timeout_keep_alive)
 
     def handle_websocket_upgrade(self) -> None:
         self._deadline.stop()

@@ -96,3 +96,12 @@ def test_an_expired_deadline_is_no_longer_set_and_may_be_set_again():
     deadline.set(5)
     _fire(loop)
     assert expired == [5.0, 10.0]
+
+
+def test_a_timer_firing_within_a_millisecond_of_the_deadline_expires_it():
+    deadline, loop, expired = _deadline()
+    deadline.set(0.0103)  # uvloop's timers count whole milliseconds: this one rings at 10
+    loop.made[0].cancelled = True
+    loop.now = 0.010
+    loop.made[0].callback()
+    assert expired == [0.010] and len(loop.made) == 1  # not waited for again, to spin

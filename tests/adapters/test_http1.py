@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from adapters.providers.http1 import ConnectFailed, Http1Pool, InvalidRequest
+from adapters.providers.http1 import ConnectFailed, Connection, Http1Pool, InvalidRequest
 from core.errors import RemoteProtocolError
 from tests.support.listener import free_port
 from tests.support.tls import self_signed
@@ -270,6 +270,39 @@ async def test_a_kept_alive_connection_times_every_wait_and_reads_after_close_fa
         response.close()
         with pytest.raises(ConnectionResetError):
             await response.readany()  # closed: nothing more will come
+        await pool.close()
+
+
+async def test_a_read_waiting_in_another_task_fails_when_the_response_is_closed():
+    async with Scripted(answering(OK + b"Content-Length: 10\r\n\r\nhello")) as server:
+        pool = Http1Pool()
+        response = await call(pool, server.url, read=60)
+        assert await response.readany() == b"hello"
+        reading = asyncio.ensure_future(response.readany())
+        await asyncio.sleep(0.05)  # waiting for the other five bytes
+        response.close()
+        with pytest.raises(ConnectionResetError):
+            await asyncio.wait_for(reading, 5)
+        await pool.close()
+
+
+async def test_a_request_whose_write_fails_fails_alone(monkeypatch):
+    async with Scripted(answering(OK + b"Content-Length: 1\r\n\r\nx")) as server:
+        pool = Http1Pool()
+        assert await asyncio.gather(*[fetch(pool, server.url) for _ in range(2)]) == [b"x"] * 2
+        write = Connection.write
+        failed: list[Connection] = []
+
+        def first_fails(self: Connection, data: bytes) -> None:
+            if not failed:
+                failed.append(self)
+                raise OSError("the socket went away")
+            write(self, data)
+
+        monkeypatch.setattr(Connection, "write", first_fails)
+        outcomes = await asyncio.gather(*[fetch(pool, server.url) for _ in range(2)],
+                                        return_exceptions=True)
+        assert sorted(type(outcome).__name__ for outcome in outcomes) == ["OSError", "bytes"]
         await pool.close()
 
 

@@ -84,6 +84,14 @@ async def test_a_kept_alive_connection_left_idle_is_closed_quietly(api):
         assert await _until_closed(stream) == b""
 
 
+async def test_a_request_answered_before_its_body_is_in_leaves_the_connection_idle(api):
+    async with await _connect(api) as stream:
+        await stream.send(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                          b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+        received = await _until_closed(stream)  # refused unread (no key), then silence
+    assert received.startswith(b"HTTP/1.1 401 ") and b" 408 " not in received
+
+
 async def test_past_the_connection_limit_a_request_gets_503(api, boot):
     config = server_config(None, boot)
     assert (config.timeout_keep_alive, config.limit_concurrency) == (1, 10)
