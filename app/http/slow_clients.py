@@ -76,8 +76,13 @@ class DeadlineHttpProtocol(DisconnectTellingProtocol, DirectAnswerProtocol,
         super().on_headers_complete()
         if self.parser.should_upgrade() and self._should_upgrade():
             self._deadline.stop()  # a WebSocket: no longer ours to time
+            return
+        self._body_arriving = True
+        if self.pipeline and self.pipeline[0][0] is self.cycle:
+            # Queued behind an answer still being written, with reading paused: its
+            # body is timed from its turn (``on_response_complete``), not from now.
+            self._deadline.lift()
         else:
-            self._body_arriving = True
             self._deadline.set(self.body_seconds)
 
     def on_message_complete(self) -> None:
@@ -97,6 +102,8 @@ class DeadlineHttpProtocol(DisconnectTellingProtocol, DirectAnswerProtocol,
         self.flow.resume_reading()
         if self.pipeline:
             cycle, app = self.pipeline.pop()
+            if self._body_arriving and cycle is self.cycle:  # its body is still due
+                self._deadline.set(self.body_seconds)
             self._start_asgi_task(cycle, app)
         elif not self._deadline.is_set or self._body_arriving:
             # Else the next request has begun arriving. A body still arriving for an
