@@ -125,49 +125,45 @@ async def _long_lived(scope, receive, send) -> None:
         await send({"type": "http.response.body", "body": b""})
 
 
+@contextlib.asynccontextmanager
+async def _serving_long_lived(boot):
+    """The port of a server of ``_long_lived`` under the short deadlines."""
+    sock = free_socket()
+    server = _EmbeddedServer(server_config(_long_lived, boot))
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(server.serve, [sock])
+        while not server.started:
+            await anyio.sleep(0.005)
+        try:
+            yield sock.getsockname()[1]
+        finally:
+            server.should_exit = True
+    sock.close()
+
+
 async def test_websockets_and_streamed_answers_outlive_the_deadlines(boot):
     import httpx
 
-    sock = free_socket()
-    port = sock.getsockname()[1]
-    server = _EmbeddedServer(server_config(_long_lived, boot))
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(server.serve, [sock])
-        while not server.started:
-            await anyio.sleep(0.005)
-        try:
-            async with websockets.connect(f"ws://127.0.0.1:{port}/media") as socket_:
-                for word in ("first", "after the deadlines"):
-                    await socket_.send(word)
-                    assert await socket_.recv() == word
-                    await anyio.sleep(2.5)
-            async with httpx.AsyncClient(timeout=GIVE_UP_SECONDS) as client:
-                streamed = await client.get(f"http://127.0.0.1:{port}/stream")
-            assert streamed.status_code == 200 and streamed.content == b"01234"
-        finally:
-            server.should_exit = True
-    sock.close()
+    async with _serving_long_lived(boot) as port:
+        async with websockets.connect(f"ws://127.0.0.1:{port}/media") as socket_:
+            for word in ("first", "after the deadlines"):
+                await socket_.send(word)
+                assert await socket_.recv() == word
+                await anyio.sleep(2.5)
+        async with httpx.AsyncClient(timeout=GIVE_UP_SECONDS) as client:
+            streamed = await client.get(f"http://127.0.0.1:{port}/stream")
+        assert streamed.status_code == 200 and streamed.content == b"01234"
 
 
 async def test_a_pipelined_request_is_timed_from_its_turn_not_behind_a_long_answer(boot):
-    sock = free_socket()
-    port = sock.getsockname()[1]
-    server = _EmbeddedServer(server_config(_long_lived, boot))
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(server.serve, [sock])
-        while not server.started:
-            await anyio.sleep(0.005)
-        try:
-            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
-                # A 2.5 s streamed answer (past the 1 s body deadline), and behind it a
-                # request whose body never ends, answered without reading it.
-                await stream.send(b"GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-                                  b"POST /late HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                                  b"Content-Length: 10\r\n\r\n{")
-                received = await _until_closed(stream)
-        finally:
-            server.should_exit = True
-    sock.close()
+    async with _serving_long_lived(boot) as port:
+        async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+            # A 2.5 s streamed answer (past the 1 s body deadline), and behind it a
+            # request whose body never ends, answered without reading it.
+            await stream.send(b"GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                              b"POST /late HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                              b"Content-Length: 10\r\n\r\n{")
+            received = await _until_closed(stream)
     first, _, second = received.partition(b"\r\n0\r\n\r\n")  # the first one's end
     assert first.startswith(b"HTTP/1.1 200 ") and b"408" not in first
     assert first.endswith(b"1\r\n4")  # whole: every part of the stream
