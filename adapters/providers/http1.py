@@ -175,8 +175,7 @@ class Response:
 
     async def _wait(self) -> None:
         connection = self._connection
-        if connection is None:
-            raise ConnectionResetError("the response was closed before its body was read")
+        assert connection is not None, "a response let go of has failed (``_detach``)"
         self._waiter = waiter = connection.loop.create_future()
         try:
             await connection.within_read_timeout(waiter, self._read_timeout)
@@ -195,11 +194,12 @@ class Response:
             connection.finished(reusable=False)
 
     def _detach(self) -> Connection | None:
-        """Let go of the connection; a read still waiting on it (in another task)
-        fails now, since nothing that comes later will reach it."""
+        """Let go of the connection. A body not yet whole fails: nothing that comes
+        later will reach it, whether a read waits for it now (in another task) or
+        comes after."""
         connection, self._connection = self._connection, None
-        if self._waiter is not None and not self._waiter.done():
-            self._fail(ConnectionResetError("the response was closed while its body was read"))
+        if not self._done:
+            self._fail(ConnectionResetError("the response was closed before its body was read"))
         return connection
 
     # -- what the connection tells

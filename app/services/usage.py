@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from uuid import UUID
 
 from app import db
-from app.tables import ApiKey, TelephonyLine
+from app.tables import ApiKey, TelephonyLine, UsageEvent
 
 log = logging.getLogger("svc.usage")
 
@@ -51,7 +51,7 @@ class UsageRecord(NamedTuple):
 #: The buffer goes in with one binary ``COPY``: each record's fields, in their order,
 #: are the table's columns of the same names. An ``INSERT ... SELECT FROM unnest`` of
 #: ten arrays cost the writer about four times the CPU a row.
-_TABLE = "usage_event"
+_TABLE = UsageEvent._meta.tablename
 
 
 class Usage:
