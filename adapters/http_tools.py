@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import aiohttp
 
 from adapters.egress_http import EgressRefused, GatedClient, failure_words, refusal_words
+from core.records import frozen
 
 __all__ = ["HttpToolClient", "HttpToolError", "HttpToolRequest"]
 
@@ -30,7 +31,7 @@ class HttpToolError(Exception):
     """The tool could not be called or answered something unusable."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class HttpToolRequest:
     url: str
     method: str

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Collection
-from dataclasses import dataclass
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
 
 from adapters.egress_http import EgressRefused, GatedClient, failure_words, refusal_words
 from core.notifications import OutgoingRequest
+from core.records import frozen
 
 __all__ = ["NotificationSender", "PostResult", "Result"]
 
@@ -33,7 +33,7 @@ class Result(enum.Enum):
     REFUSED = "refused"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PostResult:
     result: Result
     status: int | None

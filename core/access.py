@@ -8,13 +8,14 @@ reaches exactly what the line's account reaches through the agent.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from uuid import UUID
+
+from .records import frozen
 
 __all__ = ["Reach", "reaches"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Reach:
     """What one account reaches: itself, its projects, and whether it is an administrator."""
 

@@ -12,10 +12,12 @@ import math
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 
+from .records import frozen
+
 __all__ = ["BurstPolicy", "Bursts"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BurstPolicy:
     burst: int  #: actions allowed at once
     refill_seconds: float  #: seconds for one more action to be allowed

@@ -13,7 +13,8 @@ bounded, so a long message cannot flood the chat.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+
+from .records import frozen
 
 __all__ = ["BookedAppointment", "CallSummary", "TakenMessage", "announcement", "call_link"]
 
@@ -22,14 +23,14 @@ MAX_PIECE = 200
 WITHHELD = "number withheld"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TakenMessage:
     caller_name: str | None
     subject: str
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BookedAppointment:
     reference: str
     starts_at: dt.datetime
@@ -37,7 +38,7 @@ class BookedAppointment:
     subject: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CallSummary:
     call_id: str
     caller: str  #: the caller's number, '' when withheld

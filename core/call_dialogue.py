@@ -17,7 +17,7 @@ import datetime as dt
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from core.local_replies import LocalAnswer, LocalToolCall
@@ -30,6 +30,8 @@ from core.spoken import (
     read_reference,
     say_when,
 )
+
+from .records import frozen
 
 __all__ = ["DIALOGUE_TOOLS", "FAREWELL_TEXT", "next_step"]
 
@@ -57,7 +59,7 @@ Say = LocalAnswer
 Call = LocalToolCall
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Task:
     kind: str  # book | change | cancel | message | transfer
     slots: Mapping[str, Any] = field(default_factory=dict)
@@ -253,7 +255,7 @@ def _arguments(task: _Task) -> dict[str, Any]:
     return arguments
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Context:
     now: dt.datetime
     tools: frozenset[str]

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Set
-from dataclasses import dataclass
 from uuid import UUID
+
+from .records import frozen
 
 __all__ = ["ADOPTION_GRACE", "LEASE_SECONDS", "RENEW_SECONDS", "RunningCall", "orphaned"]
 
@@ -35,7 +36,7 @@ RENEW_SECONDS = 5.0
 ADOPTION_GRACE = dt.timedelta(seconds=LEASE_SECONDS)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RunningCall:
     """A call recorded in progress whose audio started."""
 

@@ -35,8 +35,9 @@ import ipaddress
 import re
 import unicodedata
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from .records import frozen
 
 __all__ = [
     "EgressDecision",
@@ -179,7 +180,7 @@ def reason_words(reason: EgressReason | None) -> str:
     return _REASON_WORDS[reason] if reason is not None else "refused"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class EgressDecision:
     """The gate's answer. ``reason`` and ``detail`` are ``None`` when allowed;
     ``detail`` is a sentence for the record and the administrator."""

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from core.chat_request import ChatRequestError
+
+from .records import frozen
 
 __all__ = ["GenerationError", "GenerationOptions", "cut_answer", "local_refusal",
            "read_generation_options"]
@@ -37,7 +39,7 @@ _FORMATS = ("text", "json_object", "json_schema")
 GenerationError = ChatRequestError
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GenerationOptions:
     """The parameters a request gave, checked. ``forwarded`` is what the agent's
     upstream model is sent, under the names the request used."""

@@ -30,13 +30,14 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from core.call_dialogue import DIALOGUE_TOOLS, next_step
 from core.local_replies import LocalAnswer, LocalToolCall
 from core.passages import Passage
 from core.pipeline import ToolFinished, ToolSpec, ToolStatus
+
+from .records import frozen
 
 __all__ = ["NOT_FOUND_TEXT", "LocalAnswer", "LocalToolCall", "LocalTurn", "respond",
            "word_count"]
@@ -57,7 +58,7 @@ while who whom why will with would you your yours know want like get let us give
 """.split())
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LocalTurn:
     question: str
     passages: Sequence[Passage] = ()
@@ -143,7 +144,7 @@ def _readable(content: str) -> str:
 # -- 2. intent rules ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Intent:
     #: words or phrases in the question that signal the intent
     phrases: tuple[str, ...]

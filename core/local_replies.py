@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from .records import frozen
 
 __all__ = ["LocalAnswer", "LocalToolCall"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LocalAnswer:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LocalToolCall:
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)

@@ -32,10 +32,10 @@ import hashlib
 import hmac
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 
 from .errors import LocalProtocolError
+from .records import frozen
 
 __all__ = [
     "MAX_ATTEMPTS",
@@ -153,7 +153,7 @@ def _headline(event: EventKind, when: str) -> str:
     return f"Appointment cancelled ({when})"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OutgoingRequest:
     """A POST for the adapter to send: the exact body bytes and the headers."""
 

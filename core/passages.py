@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from uuid import UUID
+
+from .records import frozen
 
 __all__ = ["Passage"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Passage:
     library_id: UUID
     document_id: UUID

@@ -14,12 +14,13 @@ An empty queue plays silence, so the timeline of what was heard stays the call's
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+
+from .records import frozen
 
 __all__ = ["Played", "Playout"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Played:
     """One frame of the call as heard: ``audio`` (silence where nothing was queued),
     how many of its first bytes were the line's (``line_bytes``; the rest is the

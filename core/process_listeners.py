@@ -10,12 +10,13 @@ listens on (``app.telephony.process_listeners``); this judges the lot. Pure.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from .records import frozen
 
 __all__ = ["ProcessListener", "judge_listeners"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ProcessListener:
     """One serving process and the address it listens on for audio, or None."""
 

@@ -32,6 +32,8 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from .records import frozen
+
 __all__ = ["LEASE_MICROS", "PERIOD_MICROS", "Claim", "Lease", "RateDecision", "admitted",
            "claim", "claim_ahead", "duration_text", "headers", "interval", "lease_size",
            "refused"]
@@ -53,7 +55,7 @@ def allowance(tat: int, now: int, limit: int) -> int:
     return max(0, (now + limit * step - max(tat, now)) // step)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Claim:
     granted: int  #: permits granted, 0 when refused
     tat: int  #: the TAT after the claim (unchanged when refused)

@@ -19,7 +19,8 @@ spec: telephony.md "Refusal reasons (audited as telephony.refused)" and "Limits"
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+
+from .records import frozen
 
 __all__ = [
     "REFUSAL_ORDER",
@@ -74,7 +75,7 @@ REFUSAL_ORDER: tuple[RefusalReason, ...] = tuple(RefusalReason)
 SUPPORTED_SAMPLE_RATES = (8000, 16000)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LineFacts:
     """What the service knows about a call before any counter is consulted."""
 
@@ -88,7 +89,7 @@ class LineFacts:
     sample_rate: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LimitCounts:
     """Counters read under the admission lock, none of them including this call."""
 
@@ -100,7 +101,7 @@ class LimitCounts:
     calls_in_progress: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Limits:
     """spec: telephony.md "Limits"."""
 

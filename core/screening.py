@@ -25,9 +25,10 @@ from __future__ import annotations
 import enum
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
+
+from .records import frozen
 
 __all__ = [
     "MATCH_THRESHOLD",
@@ -181,7 +182,7 @@ def transfer_allowed(list_exists: bool, verdict: Verdict | None) -> bool:
     return verdict is Verdict.CLEAR
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ScreeningName:
     """One name to store: as pasted (cut at 200 characters) and its normal form."""
 
@@ -189,7 +190,7 @@ class ScreeningName:
     normal_form: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PastedNames:
     """The outcome of one pasted request: the names to add, in pasted order, and how
     many lines named something already present (or nothing at all)."""

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .egress import parse_allow_hosts
 from .forwarded import parse_trusted_proxies
 from .host_port import parse_host_port
 from .phone_numbers import is_region
+from .records import frozen
 
 __all__ = [
     "AREAS",
@@ -65,7 +65,7 @@ Check = Callable[[Any], str | None]
 """Extra rule for a value: returns a sentence saying what is wrong, or None."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Setting:
     key: str
     kind: type

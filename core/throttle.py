@@ -7,12 +7,12 @@ wait, up to a ceiling, per account and per source address separately.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .records import frozen
 
 __all__ = ["ThrottlePolicy", "ACCOUNT_POLICY", "ADDRESS_POLICY", "seconds_to_wait"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ThrottlePolicy:
     free_failures: int  #: failures in the window that cost nothing
     window_seconds: int  #: how far back failures count

@@ -24,10 +24,11 @@ redeemed  identifier
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ._transitions import look_up
 from .errors import LocalProtocolError
+from .records import frozen
 
 __all__ = [
     "TICKET_LIFETIME_SECONDS",
@@ -105,7 +106,7 @@ def transition(state: TicketState, given: TicketInput) -> tuple[TicketEffect, Ti
     return look_up(TRANSITIONS, state, given)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Ticket:
     """A stored ticket. ``redeemed_at`` is ``None`` until a connection redeems it."""
 
@@ -118,7 +119,7 @@ class Ticket:
         return TicketState.VALID if self.redeemed_at is None else TicketState.REDEEMED
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Presentation:
     """The decision on one presentation. ``ticket`` is what to store afterwards: the
     redeemed ticket, or the stored one unchanged when rejected (``None`` if unknown)."""

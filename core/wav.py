@@ -19,7 +19,8 @@ form with ``cbSize`` 0; libsndfile and sox read exactly this.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+
+from .records import frozen
 
 __all__ = [
     "FORMAT_MULAW",
@@ -49,7 +50,7 @@ class WavError(ValueError):
     """The bytes are not a WAV this module understands; the message says why."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WavFormat:
     """What a WAV header says: ``data_offset`` and ``data_bytes`` locate the samples."""
 

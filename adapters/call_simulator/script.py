@@ -27,11 +27,11 @@ When the script runs out the caller hangs up.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Iterable, Union
 
 from adapters.call_simulator.audio import FRAME_SECONDS, SILENT_FRAME, frames_of, to_call_rate
 from adapters.speech import Synthesiser
+from core.records import frozen
 
 __all__ = [
     "Action",
@@ -51,12 +51,12 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Say:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Play:
     """8 kHz signed linear audio to speak; ``label`` names it in the report."""
 
@@ -64,38 +64,38 @@ class Play:
     label: str = "audio"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Listen:
     quiet_ms: int = 1200
     timeout_s: float = 30.0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AwaitSpeech:
     timeout_s: float = 15.0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Pause:
     ms: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Press:
     digit: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FutureEvent:
     name: str = "heartbeat"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GoSilent:
     timeout_s: float = 15.0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AwaitHangup:
     timeout_s: float = 30.0
 
@@ -137,7 +137,7 @@ class Action(enum.Enum):
     HANG_UP = "hang_up"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Turn:
     """One stretch of caller speech, for the report: what it was and when it ended
     (seconds from the start of the call's audio)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from types import TracebackType
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, AnyStr
 
 from adapters.providers.errors import (
@@ -30,6 +30,7 @@ from adapters.providers.streams import ChunkStream, RawRelay
 from adapters.session_pool import LazySession
 from core import jsonfast
 from core.errors import RemoteProtocolError
+from core.records import frozen
 from core.redaction import redact
 from core.sse import (
     MAX_EVENT_BYTES,
@@ -47,7 +48,7 @@ _KEY_MARK = "[provider key]"
 SSE = "text/event-stream"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Upstream:
     """Where to send a call: an OpenAI-compatible base URL (ending in ``/v1`` as a
     rule), the provider key or None for keyless local servers, extra headers."""
@@ -84,7 +85,7 @@ class Upstream:
         return self.name or self.base_url
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Timeouts:
     """``connect``: seconds to get a connection (pool wait included). ``read``: the
     longest silence allowed between two reads — a stream that keeps producing is

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+
+from core.records import frozen
 
 __all__ = [
     "RECOGNITION_RATES",
@@ -57,7 +58,7 @@ def whole_samples(pcm16: bytes, sample_rate: int) -> bytes:
     return pcm16[: len(pcm16) & ~1]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SpeechTimeouts:
     """``connect``: seconds to get a connection to a remote engine. ``read``: the
     longest silence allowed between two reads of its answer. A call is live, so both

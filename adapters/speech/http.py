@@ -14,7 +14,6 @@ import json
 import logging
 from collections.abc import AsyncIterator, Collection, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -23,6 +22,7 @@ import aiohttp
 from adapters.egress_http import EgressRefused, allowing, gated_session, precheck
 from adapters.session_pool import LazySession
 from adapters.speech.base import SpeechTimeouts, SpeechUnavailable
+from core.records import frozen
 from core.redaction import redact
 
 __all__ = ["Endpoint", "SpeechHttp", "gated_request", "map_exceptions"]
@@ -33,7 +33,7 @@ log = logging.getLogger("svc.speech")
 _GATED_CEILING_SECONDS = 60.0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Endpoint:
     """A remote engine: its OpenAI-compatible base URL (``.../v1``) or, for the turn
     detector, its whole URL; the key, or None for keyless local servers."""

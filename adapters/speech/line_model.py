@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio.to_process
 
 from adapters.speech.espeak import phoneme_mnemonics
+from core.records import frozen
 from core.speech_model import UnknownPhoneme, cmu_phones
 
 __all__ = ["LineModel", "build_in_worker", "build_line_model", "bundled_dictionary"]
@@ -31,7 +31,7 @@ LM_FILE = "line.lm"
 DICTIONARY_FILE = "line.dict"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LineModel:
     """A built model: ``directory`` holds ``line.lm`` and ``line.dict``."""
 

@@ -33,7 +33,6 @@ import logging
 import math
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
@@ -49,6 +48,7 @@ from adapters.voice.transport import (
 )
 from core import voice
 from core.call_outcome import CallInput
+from core.records import frozen
 from kernels.energy import rms, zero_crossings
 from kernels.resample import Resampler
 
@@ -78,7 +78,7 @@ _ANSWERS_KEYS = frozenset({voice.Phase.LISTENING, voice.Phase.HEARING, voice.Pha
                            voice.Phase.JUDGING, voice.Phase.HOLDING})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnTimings:
     """One answered turn, in seconds from the end of the caller's speech (or of their
     key entry): when the agent was asked (recognised and judged finished), wrote its
@@ -117,7 +117,7 @@ class Recorder(Protocol):
     def close(self) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CallSetup:
     """What a session needs to know of its call."""
 

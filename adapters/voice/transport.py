@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from adapters.speech.base import Recogniser, Synthesiser, TurnDetector
+from core.records import frozen
 
 __all__ = [
     "FRAME_BYTES",
@@ -127,7 +127,7 @@ async def pull_audio(transport: CallTransport, on_audio: Callable[[bytes], None]
         hand_on(item, on_audio, on_key)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CallEngines:
     """The engines of one call (chosen by ``app.telephony.speech_engines``).
     ``turn_detector`` is None when no turn-detection service is configured

@@ -8,7 +8,6 @@ list the home page renders.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from blacksheep import Request, Response, Router
@@ -18,9 +17,10 @@ from app.bundle import Services
 from app.console.screens import SCREENS, Audience, Screen, audience_of
 from app.http.errors import json_response
 from app.http.guards import signed_in
+from core.records import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Step:
     key: str
     title: str

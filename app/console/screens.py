@@ -8,14 +8,14 @@ answers 404, as the API answers 404 for what the caller may not see.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 from app.bundle import Services
 from app.services.accounts import Identity
+from core.records import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Audience:
     """What a gate may look at: who is signed in and the switches in force for them."""
 
@@ -63,7 +63,7 @@ def line_owners(audience: Audience) -> bool:
     return audience.telephony or audience.identity.is_admin
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Screen:
     path: str
     template: str

@@ -10,11 +10,11 @@ manager. Nothing secret is shown: the dialplan names the shared secret's place o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from app.bundle import Services
 from app.telephony.settings_resource import effective_public_base, media_url, public_url
+from core.records import frozen
 
 #: Where the dialplan's key goes; the secret itself is write-only.
 SECRET_PLACEHOLDER = "the-shared-secret"
@@ -22,7 +22,7 @@ SECRET_PLACEHOLDER = "the-shared-secret"
 LISTEN_PLACEHOLDER = "host:port"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Webhook:
     purpose: str
     method: str

@@ -22,7 +22,6 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -53,6 +52,7 @@ from core.diary import (
 )
 from core.errors import LocalProtocolError
 from core.notifications import EventKind, notification_text
+from core.records import frozen
 
 __all__ = ["Appointments", "Booking", "SlotRefused", "appointment_view", "parse_instant"]
 
@@ -100,7 +100,7 @@ class SlotRefused(Exception):
         return Unprocessable(str(self), code=self.verdict.value, field="starts_at")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Booking:
     """What a booking needs besides its start. ``caller_number`` (E.164) and
     ``call_id`` are set when it is made on a call."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 import secrets
-from dataclasses import dataclass
 from typing import Any, Iterable
 from uuid import UUID
 
@@ -25,6 +24,7 @@ from app.services.auth_changes import AuthChanges
 from app.services import sign_in_attempts
 from app.services.rows import find_by_id
 from app.tables import Account
+from core.records import frozen
 
 ROLES = ("user", "admin", "superadmin")
 PERMISSIONS = ("telephony.manage", "voice.manage", "config.manage")
@@ -38,7 +38,7 @@ _HASHER = PasswordHasher(time_cost=2, memory_cost=19456, parallelism=1)
 _DUMMY_HASH = _HASHER.hash(secrets.token_hex(16))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Identity:
     """Who is calling: an account, through a session or an API key."""
 

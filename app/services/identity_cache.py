@@ -22,15 +22,16 @@ import datetime as dt
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+from core.records import frozen
 
 __all__ = ["IdentityCache"]
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Entry(Generic[T]):
     identity: T
     #: when the key expires (None: never); checked on every hit

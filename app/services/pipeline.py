@@ -75,6 +75,7 @@ from core.pipeline import (
     result_text,
     tool_result_message,
 )
+from core.records import frozen
 
 __all__ = ["AgentProfile", "Pipeline", "Retriever", "TurnRequest", "call_tool_policy",
            "load_agent"]
@@ -98,7 +99,7 @@ class CallClock(Protocol):
     async def zone(self, account_id: UUID) -> dt.tzinfo: ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AgentProfile:
     """What the pipeline needs of an agent row."""
 
@@ -127,7 +128,7 @@ async def call_tool_policy(settings: Settings) -> CallToolPolicy:
     return CallToolPolicy(float(await settings.get("telephony.tool_timeout_secs")))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnRequest:
     """One question to an agent. ``reach`` is whose access retrieval uses (and whose
     provider key and usage row the call is); ``history`` the kept conversation;

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from dataclasses import dataclass
 from typing import Any, Iterable
 from uuid import UUID
 
@@ -27,6 +26,7 @@ from app.services.audit import AuditLog
 from app.services.rows import delete_on_record, find_by_id
 from app.tables import Provider, ProviderKey
 from core.ids import id_or_none
+from core.records import frozen
 
 LOCAL = "local"
 _KEY_PURPOSE = "provider.api_key"
@@ -44,7 +44,7 @@ class ModelNotFound(NotFound, code="model_not_found"):
     """The model does not exist, or the caller may not use it."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ResolvedModel:
     """Where a model name goes: ``upstream`` is None for the built-in local provider."""
 

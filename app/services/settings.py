@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from app.config import BootConfig
@@ -23,10 +22,11 @@ from app.services.audit import AuditLog
 from app.tables import RuntimeSetting
 from core import settings as registry
 from core.egress import parse_allow_hosts
+from core.records import frozen
 from core.settings import Access, Setting
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Write:
     """One checked value about to be stored; ``audit_value`` says whether the audit
     trail may show it (not for credentials and secrets)."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -34,6 +33,7 @@ from app.services.call_context import CallContext
 from app.services.rows import delete_on_record
 from app.tables import HttpTool
 from core.pipeline import TOOL_NAME, ToolFailed, ToolSpec, check_parameters_schema
+from core.records import frozen
 
 __all__ = ["CallToolHandler", "HttpTools", "Tool", "ToolHandler", "ToolRegistry",
            "public_view", "spec_view"]
@@ -49,7 +49,7 @@ _RESERVED_HEADERS = frozenset({"host", "content-type", "content-length", "transf
                                "connection"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Tool:
     """A tool ready to run: its definition and the coroutine function that runs it.
     With ``wants_call`` the handler is a ``CallToolHandler`` and receives the call."""

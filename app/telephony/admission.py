@@ -37,6 +37,7 @@ from app.telephony import limits
 from app.telephony.features import FeatureFlags
 from app.telephony.limits import TicketStore
 from core.phone_numbers import InvalidPhoneNumber, normalise_e164
+from core.records import frozen
 from core.refusals import (
     LineFacts,
     Limits,
@@ -66,7 +67,7 @@ LEFT JOIN account o ON o.id = l.owner_user_id
 _LINE = LINE_FACTS + "WHERE l.e164 = $1"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Answer:
     """An admitted call with its ticket, or the reason it was refused."""
 

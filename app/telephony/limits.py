@@ -36,11 +36,11 @@ from __future__ import annotations
 import secrets
 import time
 import uuid
-from dataclasses import dataclass
 from uuid import UUID
 
 from app import db
 from core.call_outcome import CallInput, CallOutcome, transition
+from core.records import frozen
 from core.refusals import LimitCounts, Limits, RefusalReason, refusal_by_limits
 from core.tickets import TICKET_LIFETIME_SECONDS, issue_ticket
 from core.withheld_numbers import is_withheld
@@ -99,7 +99,7 @@ INSERT INTO telephony_signature_failure (address) VALUES ($1)
 """
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class NewCall:
     """A call every rule but the limits allowed, ready to be recorded."""
 
@@ -112,7 +112,7 @@ class NewCall:
     carrier_call_sid: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Admission:
     """The call id when admitted, else the limit that refused it (with the id of its
     call log entry when the cap refused it)."""
@@ -220,7 +220,7 @@ ORDER BY t.issued_at LIMIT 1
 """
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RedeemedCall:
     """The call a redeemed ticket admits its connection to."""
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ipaddress
 from contextlib import aclosing
-from dataclasses import dataclass
 from typing import Awaitable, Callable
 from urllib.parse import urlsplit
 
@@ -36,6 +35,7 @@ from app.telephony.settings_resource import effective_public_base, media_url, pu
 from app.telephony.signalling import MEDIA_PATH, VOICE_PATH
 from app.telephony.speech_engines import LOCAL, synthesiser_for
 from core.process_listeners import ProcessListener, judge_listeners
+from core.records import frozen
 from core.refusals import SUPPORTED_SAMPLE_RATES, streaming_synthesiser_configured
 from kernels.energy import rms
 
@@ -59,7 +59,7 @@ ORDER BY l.e164
 """
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CheckResult:
     id: str
     ok: bool

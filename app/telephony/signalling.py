@@ -44,6 +44,7 @@ from app.telephony.limits import new_carrier_token, new_pbx_token
 from app.telephony.settings_resource import media_url, public_url
 from core import twiml
 from core.phone_numbers import is_private_source
+from core.records import frozen
 from core.refusals import RefusalReason
 from core.twilio_signature import FormError, parse_form, verify
 
@@ -58,7 +59,7 @@ MAX_WEBHOOK_BODY = 16 * 1024  # spec: telephony.md "Limits" — carrier webhook 
 SIGNATURE_HEADERS = (b"x-carrier-signature", b"x-twilio-signature")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CarrierRequest:
     """What the signature covers and who sent it, as the route read it."""
 

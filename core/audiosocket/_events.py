@@ -8,8 +8,8 @@ dataclasses and carry no wire detail beyond their payload.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 
+from ..records import frozen
 from ._wire import LINE_RATE, ErrorCode
 
 __all__ = [
@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class IdentifierReceived:
     """The telephone system introduced the call with the one-off identifier from its
     answer request. Redeem it as a ticket before any audio is sent."""
@@ -32,7 +32,7 @@ class IdentifierReceived:
     call_id: uuid.UUID
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AudioReceived:
     """Caller audio: signed linear 16-bit little-endian mono at ``rate`` (8 kHz for
     the original audio kind, the channel's own rate for the higher-rate kinds)."""
@@ -41,14 +41,14 @@ class AudioReceived:
     rate: int = LINE_RATE
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DtmfReceived:
     """The caller pressed a key: one of ``0-9``, ``*``, ``#``, ``A-D``."""
 
     digit: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class HangupReceived:
     """The telephone system ended the call.
 
@@ -59,7 +59,7 @@ class HangupReceived:
     closed_socket: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ErrorReceived:
     """The telephone system reported an error and stops carrying the call.
 
@@ -75,7 +75,7 @@ class ErrorReceived:
         return self.code is not None and bool(self.code & ErrorCode.CALLER_HANGUP)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SendAudio:
     """Play 20 ms of audio to the caller: signed linear 16-bit little-endian mono at
     the rate the caller's side uses (``AudioSocketConnection.rate``), so 320 bytes at
@@ -84,7 +84,7 @@ class SendAudio:
     pcm: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SendHangup:
     """End the call from our side. Nothing may be sent afterwards."""
 

@@ -17,11 +17,11 @@ import base64
 import binascii
 import enum
 import json
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import LocalProtocolError, RemoteProtocolError
 from ..playout import Played, Playout
+from ..records import frozen
 from ._codec import MAX_MESSAGE_BYTES, CloseCode, _object, _parse_json, _text, remote_error
 from ._side import StreamSide
 
@@ -52,21 +52,21 @@ class ClientStreamState(enum.Enum):
     FAILED = "failed"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AudioArrived:
     """The service sent audio for the caller (μ-law 8 kHz); it is queued to play."""
 
     ulaw: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MarkArrived:
     """The service queued a mark behind its audio."""
 
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ClearArrived:
     """The service cleared the audio queued for the caller (barge-in)."""
 

@@ -26,10 +26,10 @@ from __future__ import annotations
 import base64
 import enum
 import json
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import LocalProtocolError, RemoteProtocolError
+from ..records import frozen
 from ._events import (
     DtmfReceived,
     Event,
@@ -76,21 +76,21 @@ class CloseCode(enum.IntEnum):
     MESSAGE_TOO_BIG = 1009
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MarkEcho:
     """A returned mark before the connection knows whether its audio was heard."""
 
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class UnknownEvent:
     """A well-formed message whose event this service does not know."""
 
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Inbound:
     """One decoded message: the stream it names (``None`` for ``connected``) and what
     it says."""

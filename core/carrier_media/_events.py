@@ -7,7 +7,9 @@ camelCase names appear only in ``_codec``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ..records import frozen
 
 __all__ = [
     "ClearAudio",
@@ -24,7 +26,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StreamConnected:
     """The carrier opened the stream and named its protocol (``Call``, ``1.0.0``);
     carriers that speak the same stream but omit the names give ``""``."""
@@ -33,7 +35,7 @@ class StreamConnected:
     version: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StreamStarted:
     """The carrier described the stream. ``custom_parameters`` holds the ``<Parameter>``
     values of the instruction, among them the single-use ticket to redeem before
@@ -46,7 +48,7 @@ class StreamStarted:
     custom_parameters: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MediaReceived:
     """Caller audio: μ-law, 8 kHz, mono. ``chunk`` counts the carrier's media messages
     from 1; ``timestamp`` is milliseconds since the stream started."""
@@ -57,14 +59,14 @@ class MediaReceived:
     timestamp: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DtmfReceived:
     """The caller pressed a key: one of ``0-9``, ``*``, ``#``."""
 
     digit: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MarkReceived:
     """The carrier returned a mark we sent.
 
@@ -76,7 +78,7 @@ class MarkReceived:
     heard: bool
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MessageIgnored:
     """The carrier sent something the stream has no use for — an event this service
     does not know (carriers add events over time), or a mark it never sent — which
@@ -85,28 +87,28 @@ class MessageIgnored:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StreamStopped:
     """The carrier ended the stream: the caller hung up or the call moved on."""
 
     call_sid: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SendMedia:
     """Play μ-law 8 kHz mono audio to the caller (queued behind earlier audio)."""
 
     ulaw: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SendMark:
     """Ask the carrier to return ``name`` once the audio queued so far has played."""
 
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ClearAudio:
     """Discard audio the carrier has queued but not yet played (the caller barged in)."""
 

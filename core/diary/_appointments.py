@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import enum
 import hmac
-from dataclasses import dataclass
 
 from .._transitions import look_up
 from ..phone_numbers import InvalidPhoneNumber, normalise_e164
+from ..records import frozen
 from ..screening import normalise_name
 from ._speech import normalise_reference
 
@@ -117,7 +117,7 @@ def transition(
     return look_up(TRANSITIONS, state, given)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Appointment:
     """What a telephone change is checked against: the stored reference, the name it
     was booked under, the number it was booked from (``None`` if withheld or booked

@@ -23,8 +23,10 @@ Our rules where the spec gives none:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from ..records import frozen
 
 __all__ = [
     "HORIZON_DAYS_RANGE",
@@ -68,7 +70,7 @@ def _check_int(field: str, value: object, allowed: range) -> None:
         raise DiaryError(field, f"must be from {allowed.start} to {allowed.stop - 1}, not {value}")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OpeningPeriod:
     """One opening period: on ``weekday`` (0 is Monday) from ``opens_minute`` to
     ``closes_minute``, in minutes from local midnight."""
@@ -93,7 +95,7 @@ class OpeningPeriod:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Diary:
     """An account's diary. Read ``zone`` for the time zone; pass the diary to
     ``free_slots`` and ``check_slot``."""

@@ -16,7 +16,8 @@ lies between them when they do not; the same text always gives the same chunks.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from ..records import frozen
 
 __all__ = ["TextChunk", "chunk_text", "TARGET_CHARS", "OVERLAP_CHARS"]
 
@@ -39,7 +40,7 @@ _SENTENCE_START = re.compile(r"(?:(?<=[.!?\u2026]\s)|(?<=\n))\S")
 _WORD_START = re.compile(r"(?<=\s)\S")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TextChunk:
     """One passage: ``text == source[start:end]``; ``ordinal`` counts from 0."""
 

@@ -13,9 +13,11 @@ failed, one ``Failed``; always last, exactly one ``Finished``.
 from __future__ import annotations
 
 import enum
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import Any
 from uuid import UUID
+
+from ..records import frozen
 
 __all__ = [
     "Citation",
@@ -45,7 +47,7 @@ class ToolStatus(enum.Enum):
     ERROR = "error"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Citation:
     """A passage an answer cites as ``[number]``."""
 
@@ -64,14 +66,14 @@ class Citation:
                 "title": self.title, "snippet": self.snippet}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TextDelta:
     """A piece of the answer's text, in order."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolStarted:
     """The model asked for a tool; it is about to run (or be refused)."""
 
@@ -80,7 +82,7 @@ class ToolStarted:
     arguments: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolFinished:
     """A tool call ended; ``content`` is exactly what the model was told."""
 
@@ -90,14 +92,14 @@ class ToolFinished:
     content: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CitationsFound:
     """The passages the answer cites, in the order of their first marker."""
 
     citations: tuple[Citation, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class UsageCounted:
     """One model call's tokens and time (also recorded for the usage dashboard)."""
 
@@ -108,7 +110,7 @@ class UsageCounted:
     latency_ms: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Failed:
     """The run could not finish. ``status_code`` is what an HTTP caller should answer
     (502/504 for an upstream failure, 404 for a model that does not exist)."""
@@ -120,7 +122,7 @@ class Failed:
     param: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Finished:
     """The last event of every run: the whole answer and what it cites.
 

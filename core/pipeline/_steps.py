@@ -10,10 +10,11 @@ asking for tools cannot loop: the last allowed call is made with ``tool_choice:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from core.errors import LocalProtocolError
+
+from ..records import frozen
 
 __all__ = ["STEP_LIMIT_TEXT", "ReplyAssembler", "RequestedCall", "StepBudget"]
 
@@ -21,7 +22,7 @@ __all__ = ["STEP_LIMIT_TEXT", "ReplyAssembler", "RequestedCall", "StepBudget"]
 STEP_LIMIT_TEXT = "I could not finish that request; please try asking in another way."
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RequestedCall:
     """A tool call the model asked for; ``arguments`` is its JSON text, unparsed."""
 

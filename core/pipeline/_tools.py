@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
+
+from ..records import frozen
 
 __all__ = [
     "AppToolPolicy",
@@ -40,7 +42,7 @@ MAX_RESULT_CHARS = 8000  # a tool result the model reads; more only costs tokens
 _JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolSpec:
     """A tool an agent may be given. ``parameters`` is a JSON-schema object."""
 
@@ -76,7 +78,7 @@ class ToolPolicy(Protocol):
         """What the model is told when ``tool`` ran past ``timeout_seconds``."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AppToolPolicy:
     """Chats and the public API: every tool the agent has may run."""
 
@@ -90,7 +92,7 @@ class AppToolPolicy:
                 "and was stopped. Tell the user it is not available right now.")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CallToolPolicy:
     """A telephone call: unmarked side-effecting tools are refused with sayable text."""
 

@@ -12,10 +12,10 @@ are repeated so that a long Library does not drown the words every call needs.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from num2words import num2words
 
+from ..records import frozen
 from ._words import spoken_sentences
 
 __all__ = ["CORPUS_VERSION", "LineText", "line_sentences"]
@@ -82,7 +82,7 @@ harrison morgan patel young allen mitchell anderson lee bell parker davis miller
 _NAME_LEADS = ("my name is", "it's", "this is", "i'm")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LineText:
     """What one line's agent knows: its instructions, its Libraries' text (one string
     a document or chunk) and the descriptions of its call tools."""

@@ -17,10 +17,11 @@ gives the same result as the spec's decode-then-split, and it skips a decode per
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NoReturn
 
 from core.errors import RemoteProtocolError
+
+from ..records import frozen
 
 __all__ = ["MAX_EVENT_BYTES", "SSEParser", "ServerSentEvent"]
 
@@ -31,7 +32,7 @@ MAX_EVENT_BYTES = 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ServerSentEvent:
     """One dispatched event: its type, its data, and the stream's last event id."""
 

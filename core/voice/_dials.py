@@ -7,7 +7,7 @@ spec fixes and the ones we chose where it is silent (docs/decisions.md, "Calls")
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..records import frozen
 
 __all__ = [
     "END_OF_TURN_PROBABILITY",
@@ -32,7 +32,7 @@ END_OF_TURN_PROBABILITY = 0.5
 MAX_TURN_SECONDS = 30.0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PhoneDials:
     """``voice.phone.*`` as read for one call; defaults are the telephone column."""
 

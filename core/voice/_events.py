@@ -14,9 +14,8 @@ answer to turn ``n``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..call_outcome import CallInput
+from ..records import frozen
 
 __all__ = [
     "Action",
@@ -45,7 +44,7 @@ __all__ = [
 # -- inputs
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CallerAudio:
     """One frame of caller audio arrived; the flags are what the energy detector
     reported for it (speech began, speech ended, loud enough long enough to barge in)."""
@@ -55,17 +54,17 @@ class CallerAudio:
     barge_in: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CallerHungUp:
     """The peer ended the call: a hangup frame, a closed socket, the carrier's stop."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConnectionLost:
     """The audio connection broke without a hangup (reset, protocol error, fault)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Transcribed:
     """Recognition of the turn's audio for ``request`` gave ``text`` ('' for nothing)."""
 
@@ -73,7 +72,7 @@ class Transcribed:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class KeysPressed:
     """The caller finished keying an entry; ``text`` is the turn it makes
     (``core.voice.KeyEntry``)."""
@@ -81,14 +80,14 @@ class KeysPressed:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RecognitionFailed:
     """The recogniser was unavailable for ``request``."""
 
     request: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnJudged:
     """The turn detector answered ``request``: probability the caller finished."""
 
@@ -96,21 +95,21 @@ class TurnJudged:
     probability: float
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnJudgeFailed:
     """The turn detector failed for ``request``."""
 
     request: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SpeechPlaying:
     """The first audio of ``utterance`` went out to the caller."""
 
     utterance: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SpeechFinished:
     """``utterance`` is over: all of it played (or the rest was muted by a barge-in)
     and, for an answer, the agent finished. ``ending`` is how the agent decided the
@@ -120,7 +119,7 @@ class SpeechFinished:
     ending: CallInput | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SpeechFailed:
     """Synthesis was unavailable for ``utterance``."""
 
@@ -134,7 +133,7 @@ Input = (CallerAudio | CallerHungUp | ConnectionLost | Transcribed | Recognition
 # -- actions
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Speak:
     """Synthesise ``text`` and play it; the opening cannot be interrupted."""
 
@@ -142,7 +141,7 @@ class Speak:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CaptureTurn:
     """Start keeping caller audio for ``turn``, beginning with the audio kept from just
     before (speech is reported only after ``min_speech_ms`` of it)."""
@@ -150,7 +149,7 @@ class CaptureTurn:
     turn: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Recognise:
     """Transcribe the audio of ``turn`` kept so far; answer with ``Transcribed`` or
     ``RecognitionFailed`` for ``request``. Keep capturing: the caller may go on."""
@@ -159,7 +158,7 @@ class Recognise:
     turn: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class JudgeTurn:
     """Ask the turn detector whether ``transcript`` is a finished turn; answer with
     ``TurnJudged`` or ``TurnJudgeFailed`` for ``request``."""
@@ -168,7 +167,7 @@ class JudgeTurn:
     transcript: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Respond:
     """The caller's turn is over: stop capturing, give ``transcript`` to the agent and
     speak its answer as ``utterance`` (after any earlier answer has finished)."""
@@ -177,20 +176,20 @@ class Respond:
     transcript: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DropTurn:
     """Nothing usable was heard in ``turn``: stop capturing and forget its audio."""
 
     turn: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StopSpeaking:
     """The caller barged in: stop playback at once and say nothing more of the answer
     in progress (the agent still finishes it, for the transcript)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class EndCall:
     """The call is over with ``given`` as its outcome input. ``hang_up`` is whether our
     side must still end the connection (not when the peer already did)."""
