@@ -1,3 +1,5 @@
+# Defaults are written ``...`` as stubs write them: the values live in the .pyx alone.
+
 from typing_extensions import Buffer
 
 def rms(frame: Buffer, /) -> float: ...
@@ -11,13 +13,13 @@ class Detector:
     level: float
     def __init__(
         self,
-        sample_rate: int = 8000,
+        sample_rate: int = ...,
         *,
-        speech_threshold: float = 0.012,
-        min_speech_ms: int = 250,
-        silence_threshold_ms: int = 900,
-        barge_threshold: float = 0.035,
-        barge_min_ms: int = 240,
+        speech_threshold: float = ...,
+        min_speech_ms: int = ...,
+        silence_threshold_ms: int = ...,
+        barge_threshold: float = ...,
+        barge_min_ms: int = ...,
     ) -> None: ...
     def reset(self) -> None: ...
     def update(self, frame: Buffer, /) -> int: ...

@@ -89,9 +89,10 @@ class Detector:
         self.speaking = False
         #: RMS of the last frame (0.0 to 1.0).
         self.level = 0.0
-        self._loud_run = 0  # samples at or above speech_threshold, while not speaking
-        self._quiet_run = 0  # samples below speech_threshold, while speaking
-        self._barge_run = 0  # samples at or above barge_threshold
+        # Samples in a row on the other side of speech_threshold from ``speaking`` (loud
+        # ones while silent, quiet ones while speaking): enough of them turn it over.
+        self._against = 0
+        self._barge_run = 0  # samples in a row at or above barge_threshold
         self._barge_reported = False
 
     def update(self, frame) -> int:
@@ -101,27 +102,29 @@ class Detector:
         if not count:
             return 0  # no time passed
         level = self.level = _rms(samples)
-        events = 0
-        if level >= self.barge_threshold:
-            self._barge_run += count
-            if not self._barge_reported and self._barge_run >= self._barge_min:
-                self._barge_reported = True
-                events |= _BARGE_IN
-        else:
-            self._barge_run = 0
-            self._barge_reported = False
-        if level >= self.speech_threshold:
-            self._quiet_run = 0
-            if not self.speaking:
-                self._loud_run += count
-                if self._loud_run >= self._min_speech:
-                    self.speaking, self._loud_run = True, 0
-                    events |= _SPEECH_START
-        else:
-            self._loud_run = 0
-            if self.speaking:
-                self._quiet_run += count
-                if self._quiet_run >= self._silence:
-                    self.speaking, self._quiet_run = False, 0
-                    events |= _SPEECH_END
-        return events
+        return (self._barge(level >= self.barge_threshold, count)
+                | self._speech(level >= self.speech_threshold, count))
+
+    def _barge(self, loud: bool, count: int) -> int:
+        """BARGE_IN once a loud run has lasted ``barge_min_ms``; a quiet frame ends the run."""
+        if not loud:
+            self._barge_run, self._barge_reported = 0, False
+            return 0
+        self._barge_run += count
+        if self._barge_reported or self._barge_run < self._barge_min:
+            return 0
+        self._barge_reported = True
+        return _BARGE_IN
+
+    def _speech(self, loud: bool, count: int) -> int:
+        """SPEECH_START or SPEECH_END when frames against ``speaking`` have run long enough
+        (``min_speech_ms`` of loud ones to start, ``silence_threshold_ms`` of quiet ones
+        to end); a frame that agrees with it starts the count again."""
+        if loud == self.speaking:
+            self._against = 0
+            return 0
+        self._against += count
+        if self._against < (self._silence if self.speaking else self._min_speech):
+            return 0
+        self.speaking, self._against = loud, 0
+        return _SPEECH_START if loud else _SPEECH_END

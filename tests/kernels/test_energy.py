@@ -122,15 +122,26 @@ def test_bad_configuration_is_refused(energy):
         energy.Detector(barge_min_ms=-1)
 
 
+# Frames of 10 and 20 ms among odd lengths, so that runs often end exactly on a duration.
+frame_lengths = st.one_of(st.sampled_from([80, 160]), st.integers(0, 200))
 frames = st.lists(
-    st.tuples(st.integers(0, 200), st.sampled_from([0, 200, 400, 1200, 2000, 32767])),
+    st.tuples(frame_lengths, st.sampled_from([0, 200, 400, 1200, 2000, 32767])),
     max_size=60,
 )
 
 
-@given(frames)
-def test_twins_detect_alike(energy, frame_specs):
-    settings = dict(min_speech_ms=30, silence_threshold_ms=50, barge_min_ms=20)
+# The twin states the rules in its own words (one count of frames against the present
+# state), so agreement here is two formulations agreeing, down to durations of zero.
+milliseconds = st.one_of(st.sampled_from([0, 10, 20, 40, 60]), st.integers(0, 80))
+durations = st.fixed_dictionaries({
+    "min_speech_ms": milliseconds,
+    "silence_threshold_ms": milliseconds,
+    "barge_min_ms": milliseconds,
+})
+
+
+@given(frames, durations)
+def test_twins_detect_alike(energy, frame_specs, settings):
     ours, reference = energy.Detector(**settings), _energy_py.Detector(**settings)
     for length, amplitude in frame_specs:
         frame = pcm([amplitude if i % 2 else -amplitude for i in range(length)])
