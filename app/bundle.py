@@ -113,7 +113,7 @@ class Services:
         diary = DiaryServices(audit)
         diary.register_tools(tools)
         # a call's "tomorrow" is the diary's tomorrow
-        pipeline = Pipeline(providers, client, usage, tools, libraries, call_clock=diary.clock)
+        pipeline = Pipeline(providers, client, usage, tools, libraries, clock=diary.clock)
         features = FeatureFlags(settings, audit)
         chats = Chats(pipeline)
         telephony = Telephony(settings, box, audit, features, ListenerState())

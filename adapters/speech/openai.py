@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import KW_ONLY, dataclass
+from typing import ClassVar
 
 import aiohttp
 
@@ -46,21 +48,20 @@ def input_pieces(text: str, limit: int = MAX_INPUT_CHARACTERS) -> list[str]:
     return pieces + [rest] if rest else pieces
 
 
+@dataclass(eq=False)
 class OpenAISynthesiser:
-    """``POST {url}/audio/speech`` with ``response_format: pcm``, read as it streams."""
+    """``POST {url}/audio/speech`` with ``response_format: pcm``, read as it streams.
+    ``http``: the process's pool of speech connections (None: one connection a request)."""
 
-    sample_rate = PCM_RATE
+    sample_rate: ClassVar[int] = PCM_RATE
 
-    def __init__(self, endpoint: Endpoint, *, model: str, voice: str,
-                 timeouts: SpeechTimeouts = SpeechTimeouts(),
-                 http: SpeechHttp | None = None,
-                 max_input: int = MAX_INPUT_CHARACTERS) -> None:
-        self.endpoint = endpoint
-        self.model = model
-        self.voice = voice
-        self.timeouts = timeouts
-        self.max_input = max_input
-        self._http = http
+    endpoint: Endpoint
+    _: KW_ONLY
+    model: str
+    voice: str
+    timeouts: SpeechTimeouts = SpeechTimeouts()
+    http: SpeechHttp | None = None
+    max_input: int = MAX_INPUT_CHARACTERS
 
     async def stream(self, text: str) -> AsyncIterator[bytes]:
         """PCM16 chunks of even length as they arrive (one request per ``max_input``
@@ -75,7 +76,7 @@ class OpenAISynthesiser:
         body = {"model": self.model, "voice": self.voice, "input": text,
                 "response_format": "pcm"}
         label = self.endpoint.label
-        async with request(self._http, self.endpoint, "audio/speech", self.timeouts,
+        async with request(self.http, self.endpoint, "audio/speech", self.timeouts,
                            json=body) as response:
             if response.content_type.startswith(_TEXTUAL):
                 raise SpeechUnavailable(f"answered {response.content_type}, not audio: check "
@@ -92,17 +93,16 @@ class OpenAISynthesiser:
             # A final lone byte is half a sample: nothing that can be played.
 
 
+@dataclass(eq=False)
 class OpenAIRecogniser:
     """``POST {url}/audio/transcriptions``: the turn as a mono PCM16 WAV, multipart."""
 
-    def __init__(self, endpoint: Endpoint, *, model: str, language: str | None = None,
-                 timeouts: SpeechTimeouts = SpeechTimeouts(),
-                 http: SpeechHttp | None = None) -> None:
-        self.endpoint = endpoint
-        self.model = model
-        self.language = language
-        self.timeouts = timeouts
-        self._http = http
+    endpoint: Endpoint
+    _: KW_ONLY
+    model: str
+    language: str | None = None
+    timeouts: SpeechTimeouts = SpeechTimeouts()
+    http: SpeechHttp | None = None
 
     async def transcribe(self, pcm16: bytes, sample_rate: int) -> str:
         """The words of one turn ('' for nothing heard)."""
@@ -117,7 +117,7 @@ class OpenAIRecogniser:
         if self.language:
             form.add_field("language", self.language)
         label = self.endpoint.label
-        async with request(self._http, self.endpoint, "audio/transcriptions", self.timeouts,
+        async with request(self.http, self.endpoint, "audio/transcriptions", self.timeouts,
                            data=form) as response:
             with map_exceptions(label):
                 body = await response.content.read(_MAX_TRANSCRIPT_BYTES + 1)

@@ -35,6 +35,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Collection
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 import anyio
@@ -98,21 +99,20 @@ def _request(row: dict[str, Any], secret: bytes | None) -> OutgoingRequest:
                          secret=secret)
 
 
+@dataclass(eq=False)
 class OutboxWorker:
     """``run_once`` posts one batch; ``start``/``stop`` run it in the background."""
 
-    def __init__(self, settings: Settings, box: SecretBox, sender: NotificationSender, *,
-                 batch_size: int = 10, poll_seconds: float = 2.0,
-                 schedule: Schedule = next_attempt_delay,
-                 jitter: Callable[[], float] = random.random) -> None:
-        self.settings = settings
-        self.box = box
-        self.sender = sender
-        self.batch_size = batch_size
-        self.poll_seconds = poll_seconds
-        self.schedule = schedule
-        self.jitter = jitter
-        self._posting = BackgroundTask("outbox")
+    settings: Settings
+    box: SecretBox
+    sender: NotificationSender
+    _: KW_ONLY
+    batch_size: int = 10
+    poll_seconds: float = 2.0
+    schedule: Schedule = next_attempt_delay
+    jitter: Callable[[], float] = random.random
+    _posting: BackgroundTask = field(default_factory=lambda: BackgroundTask("outbox"),
+                                     init=False, repr=False)
 
     async def run_once(self) -> int:
         """Claim the due rows this process can have now and settle each; the count.

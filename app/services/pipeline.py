@@ -27,7 +27,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
 from uuid import UUID
 
@@ -204,25 +204,24 @@ def _refused_param(exc: UpstreamError, forwarded: Mapping[str, Any]) -> str | No
     return next((name for name in forwarded if name in exc.message), None)
 
 
+@dataclass(eq=False)
 class Pipeline:
-    """Runs agent turns. ``timeouts`` bounds the wait for an upstream (``read`` is the
-    longest silence allowed mid-stream); ``max_steps`` the model calls of one turn."""
+    """Runs agent turns."""
 
-    def __init__(self, providers: Providers, client: ProviderClient, usage: Usage,
-                 tools: ToolRegistry, retriever: Retriever | None = None, *,
-                 call_clock: CallClock,
-                 timeouts: Timeouts = Timeouts(connect=10.0, read=120.0), max_steps: int = 4,
-                 passages: int = 6) -> None:
-        self.providers = providers
-        self.client = client
-        self.usage = usage
-        self.tools = tools
-        self.retriever = retriever
-        self.timeouts = timeouts
-        self.max_steps = max_steps
-        self.passages = passages
-        #: "now" for the local model on a call: the diary's clock, in the diary's zone
-        self.clock = call_clock
+    providers: Providers
+    client: ProviderClient
+    usage: Usage
+    tools: ToolRegistry
+    retriever: Retriever | None = None
+    _: KW_ONLY
+    #: "now" for the local model on a call: the diary's clock, in the diary's zone
+    clock: CallClock
+    #: bounds the wait for an upstream (``read`` is the longest silence allowed mid-stream)
+    timeouts: Timeouts = Timeouts(connect=10.0, read=120.0)
+    #: the model calls of one turn
+    max_steps: int = 4
+    #: how many passages one question retrieves from the agent's Libraries
+    passages: int = 6
 
     async def run(self, request: TurnRequest) -> AsyncIterator[PipelineEvent]:
         """The events of one turn; the last is always ``Finished``."""

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator
 from contextlib import aclosing
+from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
@@ -46,24 +47,22 @@ def _ms(seconds: float | None) -> int | None:
     return None if seconds is None else max(0, round(seconds * 1000))
 
 
+@dataclass(eq=False)
 class CallAgent:
     """The agent of one call. ``history``: the turns kept so far (a conversation in
     text continues from its transcript). ``tool_calls`` holds the tools the latest turn
     asked for: name, arguments, how each ended and what the model was told."""
 
-    def __init__(self, pipeline: Pipeline, chats: Chats, chat_id: UUID, agent: AgentProfile,
-                 reach: Reach, policy: CallToolPolicy, context: CallContext,
-                 can_transfer: bool, history: Sequence[Mapping[str, str]] = ()) -> None:
-        self.pipeline = pipeline
-        self.chats = chats
-        self.chat_id = chat_id
-        self.agent = agent
-        self.reach = reach
-        self.policy = policy
-        self.context = context
-        self.can_transfer = can_transfer
-        self.history: list[dict[str, str]] = [dict(turn) for turn in history]
-        self.tool_calls: list[dict[str, Any]] = []
+    pipeline: Pipeline
+    chats: Chats
+    chat_id: UUID
+    agent: AgentProfile
+    reach: Reach
+    policy: CallToolPolicy
+    context: CallContext
+    can_transfer: bool
+    history: list[dict[str, str]] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list, init=False)
 
     async def answer(self, transcript: str, waited: float = 0.0) -> AsyncIterator[str]:
         """The turn's words as they come. ``waited``: seconds since the caller stopped

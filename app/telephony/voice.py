@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from uuid import UUID
 
 from adapters.recorder import CallRecorder, RecordingFailed
@@ -99,26 +99,24 @@ class _Line:
     owner_is_admin: bool
 
 
+@dataclass(eq=False)
 class CallVoice:
-    def __init__(self, settings: Settings, calls: CallLog, tickets: TicketStore,
-                 pipeline: Pipeline, chats: Chats, surface_open: Callable[[], Awaitable[bool]],
-                 recordings_dir: str, engines: EngineSource,
-                 running: set[UUID] | None = None,
-                 speech_models: LineSpeechModels | None = None) -> None:
-        self.settings = settings
-        self.calls = calls
-        self.tickets = tickets
-        self.pipeline = pipeline
-        self.chats = chats
-        self.surface_open = surface_open
-        self.recordings_dir = recordings_dir
-        #: Replaceable: tests give a call instant fake engines.
-        self.engines = engines
-        #: The calls this process runs now (``CallLeases.running``): a call of ours in
-        #: progress that is not among them is ended ``dropped`` by the lease's sweep.
-        self.running = running if running is not None else set()
-        #: Each line's language model, for the local recogniser (None: the general one).
-        self.speech_models = speech_models
+    """Admits a call's audio connection and runs its conversation."""
+
+    settings: Settings
+    calls: CallLog
+    tickets: TicketStore
+    pipeline: Pipeline
+    chats: Chats
+    surface_open: Callable[[], Awaitable[bool]]
+    recordings_dir: str
+    #: Replaceable: tests give a call instant fake engines.
+    engines: EngineSource
+    #: The calls this process runs now (``CallLeases.running``): a call of ours in
+    #: progress that is not among them is ended ``dropped`` by the lease's sweep.
+    running: set[UUID] = field(default_factory=set)
+    #: Each line's language model, for the local recogniser (None: the general one).
+    speech_models: LineSpeechModels | None = None
 
     async def redeem(self, token: str) -> RedeemedCall | None:
         """The call a connection's ticket admits it to; None closes it without a word."""

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import itertools
 import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import aiohttp
 import pytest
@@ -35,10 +37,19 @@ from adapters.call_simulator import (
     transcribe,
 )
 from app.tables import TelephonyCall, UsageEvent
-from tests.app.telephony.deployment import CREDENTIAL, PUBLIC, SHARED_SECRET, deployment
+from tests.app.telephony.deployment import (
+    CREDENTIAL,
+    PUBLIC,
+    SHARED_SECRET,
+    Deployment,
+    deployment,
+)
 from tests.fakes.coded_speech import CodedRecogniser, CodedSynthesiser, normalise
-from tests.support.http import running_app
+from tests.support.http import ApiClient, running_app
 from tests.support.listener import free_port
+
+if TYPE_CHECKING:
+    from app.bundle import Services
 
 pytestmark = pytest.mark.anyio
 
@@ -60,17 +71,17 @@ def anyio_backend():
     return "asyncio"
 
 
+@dataclass(eq=False)
 class Line:
     """The running server and what the tests need to ring it and look inside."""
 
-    def __init__(self, services, client, setup, synthesiser, recogniser, audiosocket):
-        self.services = services
-        self.client = client
-        self.setup = setup
-        self.synthesiser = synthesiser
-        self.recogniser = recogniser
-        self.audiosocket = audiosocket
-        self.last_caller = ""
+    services: Services
+    client: ApiClient
+    setup: Deployment
+    synthesiser: CodedSynthesiser
+    recogniser: CodedRecogniser
+    audiosocket: tuple[str, int]
+    last_caller: str = field(default="", init=False)
 
     async def ring(self, via: str, steps, *, rate: int = 8000) -> object:
         caller = Caller(await prepare(steps, CodedSynthesiser()))
