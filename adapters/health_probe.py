@@ -14,10 +14,11 @@ import asyncio
 import json
 import socket
 import ssl
-from dataclasses import dataclass
 
 import aiohttp
 from yarl import URL
+
+from core.records import frozen
 
 __all__ = ["HealthAnswer", "probe_health"]
 
@@ -27,7 +28,7 @@ MAX_BODY = 4096
 _DNS_ERROR = getattr(aiohttp, "ClientConnectorDNSError", ())  # aiohttp 3.10.6 and later
 
 
-@dataclass(frozen=True)
+@frozen
 class HealthAnswer:
     #: the HTTP status, or None when nothing answered
     status: int | None

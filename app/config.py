@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Mapping
 
 from core import settings as registry
+from core.records import frozen
 
 ENV_PREFIX = "SVC__"
 CONFIG_FILE_ENV = "SVC_CONFIG"
@@ -63,7 +64,7 @@ def _typed(key: str, value: Any, source: str) -> Any:
         raise ConfigError(f"{source}: {exc.message}") from None
 
 
-@dataclass(frozen=True)
+@frozen
 class BootConfig:
     """The boot values that were given; anything absent takes its declared default."""
 

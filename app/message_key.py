@@ -18,13 +18,13 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from dataclasses import dataclass
 from pathlib import Path
 
 from app.config import BootConfig, env_name
 from app.crypto import SecretBox
 from app.tables import RuntimeSetting
 from core import settings as registry
+from core.records import frozen
 
 KEY_SETTING = "message_encryption_key"
 KEY_FILE = "message_encryption_key"
@@ -36,7 +36,7 @@ class KeyMismatch(Exception):
     """The stored credentials were sealed with another key; the message says what to do."""
 
 
-@dataclass(frozen=True)
+@frozen
 class StartKey:
     boot: BootConfig
     #: the key file this start wrote, if it made the key

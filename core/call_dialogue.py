@@ -22,6 +22,7 @@ from typing import Any
 
 from core.local_replies import LocalAnswer, LocalToolCall
 from core.pipeline import ToolFinished, ToolSpec, ToolStatus
+from core.records import frozen
 from core.spoken import (
     part_of_day,
     read_clock,
@@ -30,8 +31,6 @@ from core.spoken import (
     read_reference,
     say_when,
 )
-
-from .records import frozen
 
 __all__ = ["DIALOGUE_TOOLS", "FAREWELL_TEXT", "next_step"]
 

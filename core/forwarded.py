@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
 from typing import Iterable
 
 from .host_port import host_of
+from .records import frozen
 
 __all__ = ["Hop", "Origin", "TrustedProxies", "origin", "parse_trusted_proxies"]
 
@@ -50,7 +50,7 @@ def header_address(text: str) -> Address | None:
     return found
 
 
-@dataclass(frozen=True)
+@frozen
 class TrustedProxies:
     networks: tuple[Network, ...] = ()
 
@@ -74,7 +74,7 @@ def parse_trusted_proxies(text: str) -> TrustedProxies:
     return TrustedProxies(tuple(networks))
 
 
-@dataclass(frozen=True)
+@frozen
 class Hop:
     """One proxy's record of whom it heard from, and over which scheme."""
 
@@ -82,7 +82,7 @@ class Hop:
     proto: str | None
 
 
-@dataclass(frozen=True)
+@frozen
 class Origin:
     """The client's address (as text) and scheme; ``proto`` None keeps the server's."""
 

@@ -19,8 +19,7 @@ from dataclasses import field
 from typing import Any
 
 from core.chat_request import ChatRequestError
-
-from .records import frozen
+from core.records import frozen
 
 __all__ = ["GenerationError", "GenerationOptions", "cut_answer", "local_refusal",
            "read_generation_options"]

@@ -11,10 +11,10 @@ ours — rebinding needs a name, never a literal address. Pure.
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from .host_port import host_of
+from .records import frozen
 
 __all__ = ["OwnHosts", "host_name"]
 
@@ -34,7 +34,7 @@ def _literal(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
         return None
 
 
-@dataclass(frozen=True)
+@frozen
 class OwnHosts:
     names: frozenset[str]
     any_literal: bool

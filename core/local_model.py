@@ -36,8 +36,7 @@ from core.call_dialogue import DIALOGUE_TOOLS, next_step
 from core.local_replies import LocalAnswer, LocalToolCall
 from core.passages import Passage
 from core.pipeline import ToolFinished, ToolSpec, ToolStatus
-
-from .records import frozen
+from core.records import frozen
 
 __all__ = ["NOT_FOUND_TEXT", "LocalAnswer", "LocalToolCall", "LocalTurn", "respond",
            "word_count"]

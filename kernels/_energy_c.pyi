@@ -1,4 +1,5 @@
-# Defaults are written ``...`` as stubs write them: the values live in the .pyx alone.
+# Defaults are written ``...``, as stubs write them, so that their values are not stated
+# a third time: the .pyx and its twin give them, and tests/kernels holds the two alike.
 
 from typing_extensions import Buffer
 

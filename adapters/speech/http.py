@@ -14,6 +14,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Collection, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -39,7 +40,8 @@ class Endpoint:
     detector, its whole URL; the key, or None for keyless local servers."""
 
     url: str
-    api_key: str | None = None
+    #: kept out of ``repr``: an engine's key must not reach a log line
+    api_key: str | None = field(default=None, repr=False)
 
     def at(self, path: str) -> str:
         return f"{self.url.rstrip('/')}/{path}" if path else self.url

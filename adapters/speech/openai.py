@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from dataclasses import KW_ONLY, dataclass
-from typing import ClassVar
 
 import aiohttp
 
@@ -51,9 +50,11 @@ def input_pieces(text: str, limit: int = MAX_INPUT_CHARACTERS) -> list[str]:
 @dataclass(eq=False)
 class OpenAISynthesiser:
     """``POST {url}/audio/speech`` with ``response_format: pcm``, read as it streams.
-    ``http``: the process's pool of speech connections (None: one connection a request)."""
 
-    sample_rate: ClassVar[int] = PCM_RATE
+    ``http``: the process's pool of speech connections (None: one connection a request).
+    """
+
+    sample_rate = PCM_RATE  # not a field: every answer of this API is PCM at this rate
 
     endpoint: Endpoint
     _: KW_ONLY
@@ -95,7 +96,10 @@ class OpenAISynthesiser:
 
 @dataclass(eq=False)
 class OpenAIRecogniser:
-    """``POST {url}/audio/transcriptions``: the turn as a mono PCM16 WAV, multipart."""
+    """``POST {url}/audio/transcriptions``: the turn as a mono PCM16 WAV, multipart.
+
+    ``http``: the process's pool of speech connections (None: one connection a request).
+    """
 
     endpoint: Endpoint
     _: KW_ONLY

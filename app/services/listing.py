@@ -1,3 +1,4 @@
+
 """Filtered, ordered, paged listings as one parameterised ``SELECT``.
 
 The listings of enquiries, calls and appointments each narrow a table by the filters a
@@ -14,15 +15,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from core.records import frozen
 
 __all__ = ["Condition", "below", "equals", "listing_query", "where"]
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]*")
 
 
-@dataclass(frozen=True)
+@frozen
 class Condition:
     """One ``WHERE`` term: ``sql`` with a ``{}`` for each of ``values``."""
 

@@ -50,8 +50,10 @@ def _ms(seconds: float | None) -> int | None:
 @dataclass(eq=False)
 class CallAgent:
     """The agent of one call. ``history``: the turns kept so far (a conversation in
-    text continues from its transcript). ``tool_calls`` holds the tools the latest turn
-    asked for: name, arguments, how each ended and what the model was told."""
+    text continues from its transcript); the agent takes the list over and appends
+    each turn to it. ``tool_calls`` holds the tools the latest turn asked for: name,
+    arguments, how each ended and what the model was told. Neither is in ``repr``,
+    nor the context with the caller's number: what a caller said stays out of logs."""
 
     pipeline: Pipeline
     chats: Chats
@@ -59,10 +61,10 @@ class CallAgent:
     agent: AgentProfile
     reach: Reach
     policy: CallToolPolicy
-    context: CallContext
+    context: CallContext = field(repr=False)
     can_transfer: bool
-    history: list[dict[str, str]] = field(default_factory=list)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list, init=False)
+    history: list[dict[str, str]] = field(default_factory=list, repr=False)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list, init=False, repr=False)
 
     async def answer(self, transcript: str, waited: float = 0.0) -> AsyncIterator[str]:
         """The turn's words as they come. ``waited``: seconds since the caller stopped

@@ -33,7 +33,7 @@ from uuid import UUID
 from adapters.recorder import CallRecorder, RecordingFailed
 from adapters.speech.http import SpeechHttp
 from adapters.speech.sphinx import LocalRecogniser
-from adapters.voice.session import CallSetup, TurnTimings, run_call
+from adapters.voice.session import CallSetup, run_call
 from adapters.voice.transport import CallEngines, CallTransport
 import anyio
 

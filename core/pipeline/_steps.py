@@ -13,8 +13,7 @@ import json
 from typing import Any
 
 from core.errors import LocalProtocolError
-
-from ..records import frozen
+from core.records import frozen
 
 __all__ = ["STEP_LIMIT_TEXT", "ReplyAssembler", "RequestedCall", "StepBudget"]
 

@@ -20,8 +20,7 @@ from __future__ import annotations
 from typing import NoReturn
 
 from core.errors import RemoteProtocolError
-
-from ..records import frozen
+from core.records import frozen
 
 __all__ = ["MAX_EVENT_BYTES", "SSEParser", "ServerSentEvent"]
 

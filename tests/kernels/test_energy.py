@@ -130,14 +130,15 @@ frames = st.lists(
 )
 
 
-# The twin states the rules in its own words (one count of frames against the present
-# state), so agreement here is two formulations agreeing, down to durations of zero.
+# The twin states the rules in its own words (one count of the samples against the
+# present state), so agreement here is two formulations agreeing, down to durations of
+# zero; no durations at all compares the two sets of defaults.
 milliseconds = st.one_of(st.sampled_from([0, 10, 20, 40, 60]), st.integers(0, 80))
-durations = st.fixed_dictionaries({
+durations = st.one_of(st.just({}), st.fixed_dictionaries({
     "min_speech_ms": milliseconds,
     "silence_threshold_ms": milliseconds,
     "barge_min_ms": milliseconds,
-})
+}))
 
 
 @given(frames, durations)
