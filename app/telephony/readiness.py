@@ -297,12 +297,22 @@ class Readiness:
         return CheckResult("message_key", False, KEY_MISSING_MESSAGE)
 
     def _recognition_rate(self, snapshot: Snapshot) -> CheckResult:
+        # No rate is usable without a recogniser: a line would pick up, speak, and
+        # understand nothing the caller says (the spec's "notice then silence").
+        engine = (snapshot["voice_live.stt_url"] or "").strip()
+        if not engine:
+            return CheckResult("recognition_rate", False, "No recogniser is configured, so "
+                               "the line picks up and speaks but understands nothing. Set "
+                               "voice_live.stt_url to an OpenAI-compatible /v1 base, or to "
+                               f"{LOCAL} for the built-in engine (PocketSphinx).")
         rate = snapshot["voice_live.stt_sample_rate"]
-        if rate in SUPPORTED_SAMPLE_RATES:
-            return CheckResult("recognition_rate", True, f"Recognition runs at {rate} Hz.")
-        return CheckResult("recognition_rate", False, f"Recognition runs at {rate} Hz; only "
-                           "8000 and 16000 convert. Set voice_live.stt_sample_rate to one "
-                           "of them.")
+        if rate not in SUPPORTED_SAMPLE_RATES:
+            return CheckResult("recognition_rate", False, f"Recognition runs at {rate} Hz; "
+                               "only 8000 and 16000 convert. Set voice_live.stt_sample_rate "
+                               "to one of them.")
+        by = ("the built-in engine" if engine == LOCAL
+              else f"the engine at {urlsplit(engine).netloc or engine}")
+        return CheckResult("recognition_rate", True, f"Recognition runs at {rate} Hz, by {by}.")
 
     async def _synthesiser(self, snapshot: Snapshot) -> CheckResult:
         key = await self.settings.secret("voice_live.tts_api_key_enc")

@@ -54,6 +54,7 @@ async def ready_deployment(api, services, speech: FakeSpeech):
     setup = await deployment(api, services)
     await setup.setting("voice_live.tts_stream_url", speech.base_url)
     await setup.setting("voice_live.tts_api_key_enc", SPEECH_KEY)
+    await setup.setting("voice_live.stt_url", "local")
     return setup
 
 
@@ -129,6 +130,21 @@ async def test_failures_say_what_to_do(api, services):
     assert found["listen_address"]["status"] == "pass"
 
 
+async def test_no_recogniser_fails_recognition_and_says_what_to_set(api, services, speech):
+    # The line would answer and speak, then understand nothing the caller says.
+    setup = await ready_deployment(api, services, speech)
+    await setup.setting("voice_live.stt_url", "")
+    response = await api.get("/api/admin/telephony/check", headers=setup.manager)
+    found = checks(response)
+    assert response.json()["ready"] is False
+    assert found["recognition_rate"]["status"] == "fail"
+    assert "voice_live.stt_url" in found["recognition_rate"]["message"]
+    await setup.setting("voice_live.stt_url", "http://127.0.0.1:9/v1")
+    found = checks(await api.get("/api/admin/telephony/check", headers=setup.manager))
+    assert found["recognition_rate"]["status"] == "pass"
+    assert "the engine at 127.0.0.1:9" in found["recognition_rate"]["message"]
+
+
 LINE = "+441632960001"
 
 
@@ -196,6 +212,7 @@ async def test_svc_telephony_check_prints_the_checks_and_exits_by_their_outcome(
     setup = await deployment(api, services, provider="pbx", line_provider="pbx")
     await setup.setting("voice_live.tts_stream_url", speech.base_url)
     await setup.setting("voice_live.tts_api_key_enc", SPEECH_KEY)
+    await setup.setting("voice_live.stt_url", "local")
     put = await api.put("/api/admin/telephony", headers=setup.admin, json={
         "pbx_listen": "127.0.0.1:9092"})
     assert put.status_code == 200, put.text
