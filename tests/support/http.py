@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import socket
-from typing import AsyncIterator
+from typing import AsyncIterator, Mapping
 
 import anyio
 import httpx
@@ -16,6 +16,15 @@ from app.main import create_app
 from app.serving import server_config
 
 
+def session_header(cookies: Mapping[str, str]) -> dict[str, str]:
+    """The ``Cookie`` header a browser sends with ``cookies`` (a console session).
+
+    A header, as a browser sends it, rather than httpx's per-request ``cookies=``,
+    which httpx is withdrawing; it also leaves out whatever the client's own jar holds.
+    """
+    return {"Cookie": "; ".join(f"{name}={value}" for name, value in cookies.items())}
+
+
 class ApiClient(httpx.AsyncClient):
     """httpx client with helpers to sign in."""
 
@@ -23,6 +32,12 @@ class ApiClient(httpx.AsyncClient):
         response = await self.post("/api/auth/login", json={"email": email, "password": password})
         assert response.status_code == 200, response.text
         return response.json()["token"]
+
+    async def console_session(self, email: str, password: str) -> dict[str, str]:
+        """Sign in through the console's form; the ``Cookie`` header of that session."""
+        response = await self.post("/login", data={"email": email, "password": password})
+        assert "svc_session" in response.cookies, response.text
+        return session_header(response.cookies)
 
     async def as_new_user(self, services: Services, email: str, role: str = "user",
                           permissions: tuple[str, ...] = ()) -> dict[str, str]:

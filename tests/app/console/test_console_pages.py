@@ -8,6 +8,7 @@ import re
 import pytest
 
 from app.console.pages import STATIC_DIR
+from tests.support.http import session_header
 
 PASSWORD = "correct horse battery staple"
 
@@ -25,7 +26,7 @@ async def test_a_visitor_is_sent_to_sign_in_and_comes_back_afterwards(api, servi
                                             "next": "/profile/keys"})
     assert signed.status_code == 303 and signed.headers["location"] == "/profile/keys"
     assert "svc_session" in signed.cookies
-    page = await api.get("/profile/keys", cookies=signed.cookies)
+    page = await api.get("/profile/keys", headers=session_header(signed.cookies))
     assert page.status_code == 200 and "<h1>API keys</h1>" in page.text
 
 
@@ -53,19 +54,17 @@ async def test_the_form_refuses_a_wrong_password_another_site_and_a_foreign_next
 async def test_a_screen_the_caller_may_not_use_is_neither_offered_nor_served(api, services):
     await services.accounts.create("ann@example.org", PASSWORD, "user", ())
     await services.accounts.create("tel@example.org", PASSWORD, "user", ("telephony.manage",))
-    ann = (await api.post("/login", data={"email": "ann@example.org",
-                                          "password": PASSWORD})).cookies
-    home = await api.get("/", cookies=ann)
+    ann = await api.console_session("ann@example.org", PASSWORD)
+    home = await api.get("/", headers=ann)
     assert 'href="/profile/keys"' in home.text and 'href="/admin/usage"' not in home.text
     assert 'href="/admin/telephone"' not in home.text
     for path in ("/admin/usage", "/admin/accounts", "/admin/configuration", "/admin/telephone",
                  "/admin/telephone/calls", "/admin/providers", "/owner/diary"):
-        assert (await api.get(path, cookies=ann)).status_code == 404, path
-    tel = (await api.post("/login", data={"email": "tel@example.org",
-                                          "password": PASSWORD})).cookies
-    assert (await api.get("/admin/telephone/calls", cookies=tel)).status_code == 200
-    assert (await api.get("/admin/configuration", cookies=tel)).status_code == 200
-    assert (await api.get("/admin/usage", cookies=tel)).status_code == 404
+        assert (await api.get(path, headers=ann)).status_code == 404, path
+    tel = await api.console_session("tel@example.org", PASSWORD)
+    assert (await api.get("/admin/telephone/calls", headers=tel)).status_code == 200
+    assert (await api.get("/admin/configuration", headers=tel)).status_code == 200
+    assert (await api.get("/admin/usage", headers=tel)).status_code == 404
 
 
 @pytest.mark.anyio
@@ -74,10 +73,9 @@ async def test_key_management_leaves_the_console_when_the_public_api_is_off(api,
     from app.services.accounts import Identity
 
     await services.settings.change(Identity.from_row(admin), "features.public_api", False)
-    cookies = (await api.post("/login", data={"email": "root@example.org",
-                                              "password": PASSWORD})).cookies
-    assert 'href="/profile/keys"' not in (await api.get("/", cookies=cookies)).text
-    assert (await api.get("/profile/keys", cookies=cookies)).status_code == 404
+    session = await api.console_session("root@example.org", PASSWORD)
+    assert 'href="/profile/keys"' not in (await api.get("/", headers=session)).text
+    assert (await api.get("/profile/keys", headers=session)).status_code == 404
 
 
 @pytest.mark.anyio
@@ -95,14 +93,13 @@ async def test_a_page_that_carries_an_id_refuses_anything_that_is_not_one(api, s
     script builds (``..%2F..%2Flibraries%2F<id>%3Fx=``: its delete button deleting a
     Library)."""
     await services.accounts.create("tel@example.org", PASSWORD, "user", ("telephony.manage",))
-    tel = (await api.post("/login", data={"email": "tel@example.org",
-                                          "password": PASSWORD})).cookies
+    tel = await api.console_session("tel@example.org", PASSWORD)
     known = "0b0e3b9c-2f6a-4c9e-9a53-6a4f3c1d2e7f"
-    page = await api.get(f"/calls/{known}", cookies=tel)
+    page = await api.get(f"/calls/{known}", headers=tel)
     assert page.status_code == 200 and f'data-call-id="{known}"' in page.text
     for smuggled in (f"..%2F..%2Flibraries%2F{known}%3Fx=", f"{known}%3Fx=1", f"{{{known}}}",
                      known.replace("-", ""), f"urn:uuid:{known}", "%2E%2E", "x"):
-        refused = await api.get(f"/calls/{smuggled}", cookies=tel)
+        refused = await api.get(f"/calls/{smuggled}", headers=tel)
         assert refused.status_code == 404, smuggled
         assert refused.headers["content-type"].startswith("text/html")
         assert "data-call-id" not in refused.text
@@ -145,15 +142,14 @@ _FOREIGN_NEXT = ("//evil.example", "/%5Cevil.example", "/%5C/evil.example",
 @pytest.mark.anyio
 async def test_next_is_only_ever_a_path_on_this_server(api, services):
     await services.accounts.create("ann@example.org", PASSWORD, "user", ())
-    cookies = (await api.post("/login", data={"email": "ann@example.org",
-                                              "password": PASSWORD})).cookies
+    session = await api.console_session("ann@example.org", PASSWORD)
     api.cookies.clear()
     for raw in _FOREIGN_NEXT:
         form = await api.get(f"/login?next={raw}")
         assert 'name="next" value="/"' in form.text, raw
-        signed_in = await api.get(f"/login?next={raw}", cookies=cookies)
+        signed_in = await api.get(f"/login?next={raw}", headers=session)
         assert signed_in.headers["location"] == "/", raw
-    kept = await api.get("/login?next=/admin/usage%3Fday%3D1", cookies=cookies)
+    kept = await api.get("/login?next=/admin/usage%3Fday%3D1", headers=session)
     assert kept.headers["location"] == "/admin/usage?day=1"
 
 

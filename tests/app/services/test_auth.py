@@ -4,6 +4,8 @@ import re
 
 import pytest
 
+from tests.support.http import session_header
+
 pytestmark = pytest.mark.anyio
 
 PASSWORD = "correct horse battery staple"
@@ -143,16 +145,17 @@ async def test_the_first_superadmin_changes_the_one_time_password_before_anythin
     me = await api.get("/api/me", headers=headers)
     assert me.status_code == 200 and me.json()["password_change_required"] is True
     api.cookies.clear()
+    console = session_header({"svc_session": token})
     for page in ("/", "/admin/accounts", "/profile/keys"):
-        sent = await api.get(page, cookies={"svc_session": token})
+        sent = await api.get(page, headers=console)
         assert sent.status_code == 303 and sent.headers["location"] == "/profile/password"
-    assert (await api.get("/profile/password", cookies={"svc_session": token})).status_code == 200
+    assert (await api.get("/profile/password", headers=console)).status_code == 200
     changed = await api.post("/api/me/password", headers=headers,
                              json={"current_password": one_time,
                                    "new_password": "a new long password"})
     assert changed.status_code == 204
     assert (await api.get("/api/admin/users", headers=headers)).status_code == 200
-    assert (await api.get("/", cookies={"svc_session": token})).status_code == 200
+    assert (await api.get("/", headers=console)).status_code == 200
     assert (await api.get("/api/me", headers=headers)).json()["password_change_required"] is False
 
 
@@ -188,7 +191,7 @@ async def test_no_route_serves_an_account_before_its_one_time_password_is_change
             continue
         path = re.sub(r"\{[a-z_]+\}", "00000000-0000-4000-8000-000000000000", pattern)
         for credentials in ({"headers": {"Authorization": f"Bearer {token}"}},
-                            {"cookies": {"svc_session": token}}):
+                            {"headers": session_header({"svc_session": token})}):
             answer = await api.request(method, path, json={}, **credentials)
             if answer.status_code < 300:
                 served.append((method, pattern, answer.status_code))
@@ -211,17 +214,17 @@ async def test_a_page_on_another_origin_cannot_change_anything_with_the_cookie(a
     ours = api.base_url.netloc.decode()
     elsewhere = "http://" + ours.rsplit(":", 1)[0] + ":1"  # same host, another port
     upload = f"/api/libraries/{library['id']}/documents?title=Notes"
-    cookie = {"svc_session": token}
+    cookie = session_header({"svc_session": token})
     # A browser adds the credentials of a password-protected proxy in front by itself;
     # they do not make the cookie any less the browser's doing.
     proxy_password = {"Authorization": "Basic YW5uOnByb3h5LXBhc3N3b3Jk"}
     for browser_says in ({"Origin": elsewhere}, {"Origin": "null"},
                          {"Sec-Fetch-Site": "same-site"}, {"Sec-Fetch-Site": "cross-site"},
                          {"Origin": elsewhere, **proxy_password}):
-        uploaded = await api.post(upload, cookies=cookie, content=b"planted",
-                                  headers={"Content-Type": "text/plain", **browser_says})
-        archived = await api.post(f"/api/agents/{agent['id']}/archive", cookies=cookie,
-                                  headers=browser_says)
+        uploaded = await api.post(upload, content=b"planted", headers={
+            "Content-Type": "text/plain", **browser_says, **cookie})
+        archived = await api.post(f"/api/agents/{agent['id']}/archive",
+                                  headers={**browser_says, **cookie})
         for refused in (uploaded, archived):
             assert refused.status_code == 403, (browser_says, refused.text)
             assert refused.json()["error"]["code"] == "cross_origin"
@@ -230,16 +233,16 @@ async def test_a_page_on_another_origin_cannot_change_anything_with_the_cookie(a
     assert (await api.get(f"/api/agents/{agent['id']}", headers=bearer)).json()["archived"] \
         is False
     # Where JSON is expected, another content type is refused before anything is read.
-    as_text = await api.post("/api/projects", cookies=cookie, content=b'{"name": "P"}',
-                             headers={"Content-Type": "text/plain", "Origin": f"http://{ours}"})
+    as_text = await api.post("/api/projects", content=b'{"name": "P"}', headers={
+        "Content-Type": "text/plain", "Origin": f"http://{ours}", **cookie})
     assert as_text.status_code == 415
     # The console's own fetches, a key holder from anywhere, and a script with no browser.
-    same = await api.post(upload, cookies=cookie, content=b"kept",
-                          headers={"Content-Type": "text/plain", "Origin": f"http://{ours}",
-                                   "Sec-Fetch-Site": "same-origin"})
+    same = await api.post(upload, content=b"kept", headers={
+        "Content-Type": "text/plain", "Origin": f"http://{ours}",
+        "Sec-Fetch-Site": "same-origin", **cookie})
     assert same.status_code == 201, same.text
     keyed = await api.post(upload, content=b"kept", headers={
         "Content-Type": "text/plain", "Origin": elsewhere, **bearer})
     assert keyed.status_code == 201, keyed.text
-    scripted = await api.post(f"/api/agents/{agent['id']}/archive", cookies=cookie)
+    scripted = await api.post(f"/api/agents/{agent['id']}/archive", headers=cookie)
     assert scripted.status_code in (200, 204), scripted.text
