@@ -25,7 +25,7 @@ this machine or the local network is put there).
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from dataclasses import KW_ONLY, dataclass
 
 from adapters.speech.base import SpeechTimeouts, SpeechUnavailable
 from adapters.speech.http import Endpoint, SpeechHttp, gated_request, map_exceptions
@@ -38,22 +38,24 @@ TURN_TIMEOUTS = SpeechTimeouts(connect=1.0, read=2.0)
 _MAX_ANSWER_BYTES = 4096
 
 
+@dataclass(eq=False)
 class HttpTurnDetector:
-    """Asks the turn-detection service whether the caller has finished."""
+    """Asks the turn-detection service whether the caller has finished.
 
-    def __init__(self, endpoint: Endpoint, *, allow_hosts: Collection[str] = (),
-                 timeouts: SpeechTimeouts = TURN_TIMEOUTS,
-                 http: SpeechHttp | None = None) -> None:
-        self.endpoint = endpoint
-        #: hosts the egress gate lets through although their addresses are not public
-        self.allow_hosts = tuple(allow_hosts)
-        self.timeouts = timeouts
-        self._http = http
+    ``http``: the process's pool of speech connections (None: one connection a request).
+    """
+
+    endpoint: Endpoint
+    _: KW_ONLY
+    #: hosts the egress gate lets through although their addresses are not public
+    allow_hosts: tuple[str, ...] = ()
+    timeouts: SpeechTimeouts = TURN_TIMEOUTS
+    http: SpeechHttp | None = None
 
     async def end_of_turn(self, transcript: str) -> float:
         """Probability 0..1 that ``transcript`` is a finished turn."""
         label = self.endpoint.label
-        async with gated_request(self._http, self.endpoint, "", self.timeouts,
+        async with gated_request(self.http, self.endpoint, "", self.timeouts,
                                  self.allow_hosts,
                                  json={"transcript": transcript}) as response:
             with map_exceptions(label):

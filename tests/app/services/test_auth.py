@@ -70,15 +70,20 @@ async def test_no_session_is_401_and_unknown_token_is_401(api):
     assert (await api.get("/api/me", headers={"Authorization": "Bearer nope"})).status_code == 401
 
 
+NEW_PASSWORD = "a new long password"
+
+
+async def change_password(api, headers: dict[str, str], current: str):
+    """The answer to changing the password of ``headers``' account to NEW_PASSWORD."""
+    return await api.post("/api/me/password", headers=headers,
+                          json={"current_password": current, "new_password": NEW_PASSWORD})
+
+
 async def test_password_change_needs_the_current_password(api, services):
     headers = await api.as_new_user(services, "ann@example.org")
-    wrong = await api.post("/api/me/password", headers=headers,
-                           json={"current_password": "nope", "new_password": "a new long password"})
-    assert wrong.status_code == 401
-    right = await api.post("/api/me/password", headers=headers,
-                           json={"current_password": PASSWORD, "new_password": "a new long password"})
-    assert right.status_code == 204
-    await api.login("ann@example.org", "a new long password")
+    assert (await change_password(api, headers, "nope")).status_code == 401
+    assert (await change_password(api, headers, PASSWORD)).status_code == 204
+    await api.login("ann@example.org", NEW_PASSWORD)
 
 
 async def test_a_burst_of_guesses_gets_only_the_free_checks(api, services, monkeypatch):
@@ -124,10 +129,7 @@ async def test_a_password_change_ends_every_other_session_of_the_account(api, se
     here = {"Authorization": f"Bearer {await api.login('ann@example.org', PASSWORD)}"}
     elsewhere = {"Authorization": f"Bearer {await api.login('ann@example.org', PASSWORD)}"}
     bob = await api.as_new_user(services, "bob@example.org")
-    changed = await api.post("/api/me/password", headers=here,
-                             json={"current_password": PASSWORD,
-                                   "new_password": "a new long password"})
-    assert changed.status_code == 204
+    assert (await change_password(api, here, PASSWORD)).status_code == 204
     assert (await api.get("/api/me", headers=here)).status_code == 200
     assert (await api.get("/api/me", headers=elsewhere)).status_code == 401
     assert (await api.get("/api/me", headers=bob)).status_code == 200
@@ -150,10 +152,7 @@ async def test_the_first_superadmin_changes_the_one_time_password_before_anythin
         sent = await api.get(page, headers=console)
         assert sent.status_code == 303 and sent.headers["location"] == "/profile/password"
     assert (await api.get("/profile/password", headers=console)).status_code == 200
-    changed = await api.post("/api/me/password", headers=headers,
-                             json={"current_password": one_time,
-                                   "new_password": "a new long password"})
-    assert changed.status_code == 204
+    assert (await change_password(api, headers, one_time)).status_code == 204
     assert (await api.get("/api/admin/users", headers=headers)).status_code == 200
     assert (await api.get("/", headers=console)).status_code == 200
     assert (await api.get("/api/me", headers=headers)).json()["password_change_required"] is False
