@@ -108,6 +108,24 @@ def _what_answered(answer: HealthAnswer) -> str:
     return f"answered HTTP {answer.status}{by}, not svc's health answer"
 
 
+def _recogniser_words(engine: str) -> str:
+    """The end of the recognition check's sentence: which recogniser calls use.
+
+    The spec asks this check about the rate only, and counts a recogniser that cannot
+    be reached as a symptom ("notice then silence"), not a readiness failure; so a
+    missing recogniser does not fail the check, but its message says what a call
+    will do without one. Nothing is asked of the engine: that needs a caller's speech.
+    """
+    if not engine:
+        return (". No recogniser is set, so a call will understand nothing the caller "
+                "says: set voice_live.stt_url to an OpenAI-compatible /v1 base, or to "
+                f"'{LOCAL}' for the built-in engine (PocketSphinx).")
+    if engine == LOCAL:
+        return ", by the built-in engine (PocketSphinx)."
+    where = urlsplit(engine).netloc.rpartition("@")[2] or engine  # never a user:password
+    return f", by the engine at {where} (set, not tried: trying it takes a caller's speech)."
+
+
 # -- the synthesiser
 
 TEST_PHRASE = "This is a test of the telephone line."
@@ -297,22 +315,13 @@ class Readiness:
         return CheckResult("message_key", False, KEY_MISSING_MESSAGE)
 
     def _recognition_rate(self, snapshot: Snapshot) -> CheckResult:
-        # No rate is usable without a recogniser: a line would pick up, speak, and
-        # understand nothing the caller says (the spec's "notice then silence").
-        engine = (snapshot["voice_live.stt_url"] or "").strip()
-        if not engine:
-            return CheckResult("recognition_rate", False, "No recogniser is configured, so "
-                               "the line picks up and speaks but understands nothing. Set "
-                               "voice_live.stt_url to an OpenAI-compatible /v1 base, or to "
-                               f"{LOCAL} for the built-in engine (PocketSphinx).")
         rate = snapshot["voice_live.stt_sample_rate"]
-        if rate not in SUPPORTED_SAMPLE_RATES:
-            return CheckResult("recognition_rate", False, f"Recognition runs at {rate} Hz; "
-                               "only 8000 and 16000 convert. Set voice_live.stt_sample_rate "
-                               "to one of them.")
-        by = ("the built-in engine" if engine == LOCAL
-              else f"the engine at {urlsplit(engine).netloc or engine}")
-        return CheckResult("recognition_rate", True, f"Recognition runs at {rate} Hz, by {by}.")
+        engine = _recogniser_words((snapshot["voice_live.stt_url"] or "").strip())
+        if rate in SUPPORTED_SAMPLE_RATES:
+            return CheckResult("recognition_rate", True, f"Recognition runs at {rate} Hz{engine}")
+        return CheckResult("recognition_rate", False, f"Recognition runs at {rate} Hz; only "
+                           "8000 and 16000 convert. Set voice_live.stt_sample_rate to one "
+                           f"of them{engine}")
 
     async def _synthesiser(self, snapshot: Snapshot) -> CheckResult:
         key = await self.settings.secret("voice_live.tts_api_key_enc")

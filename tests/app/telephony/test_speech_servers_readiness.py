@@ -42,7 +42,8 @@ async def test_kokoro_and_speaches_pass_the_speech_checks(api, services, kokoro,
     where = urlsplit(speaches.base_url).netloc
     assert found["recognition_rate"] == {
         "id": "recognition_rate", "status": "pass",
-        "message": f"Recognition runs at 16000 Hz, by the engine at {where}."}
+        "message": f"Recognition runs at 16000 Hz, by the engine at {where} (set, not "
+                   "tried: trying it takes a caller's speech)."}
     asked = kokoro.requests[-1]
     assert (asked.fields["model"], asked.fields["voice"]) == ("kokoro", "af_heart")
     assert asked.fields["response_format"] == "pcm"
