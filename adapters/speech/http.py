@@ -48,8 +48,9 @@ class Endpoint:
 
     @property
     def label(self) -> str:
-        """How messages name the engine: its host, never its key or path."""
-        return urlsplit(self.url).netloc or self.url
+        """How messages name the engine: its host, never its key, path or a user and
+        password written into the URL."""
+        return urlsplit(self.url).netloc.rpartition("@")[2] or self.url
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}

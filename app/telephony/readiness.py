@@ -27,6 +27,7 @@ import anyio
 
 from adapters.health_probe import HealthAnswer, probe_health
 from adapters.speech import SpeechUnavailable
+from adapters.speech.http import Endpoint
 from adapters.voice.session import AUDIBLE_RMS
 from app import db
 from app.crypto import KEY_MISSING_MESSAGE, SecretBox
@@ -122,8 +123,8 @@ def _recogniser_words(engine: str) -> str:
                 f"'{LOCAL}' for the built-in engine (PocketSphinx).")
     if engine == LOCAL:
         return ", by the built-in engine (PocketSphinx)."
-    where = urlsplit(engine).netloc.rpartition("@")[2] or engine  # never a user:password
-    return f", by the engine at {where} (set, not tried: trying it takes a caller's speech)."
+    return (f", by the engine at {Endpoint(engine).label} (set, not tried: trying it takes "
+            "a caller's speech).")
 
 
 # -- the synthesiser
