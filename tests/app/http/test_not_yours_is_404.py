@@ -21,67 +21,56 @@ from tests.support.diary import LONDON_DIARY, NOW
 
 pytestmark = pytest.mark.anyio
 
-# (method, path, body) for the second account; {names} are the owner's ids.
-BY_ID: list[tuple[str, str, Any]] = [
-    ("GET", "/api/agents/{agent}", None),
-    ("PATCH", "/api/agents/{agent}", {"name": "Mine now"}),
-    ("POST", "/api/agents/{agent}/archive", None),
-    ("GET", "/api/projects/{project}", None),
-    ("PATCH", "/api/projects/{project}", {"name": "Mine now"}),
-    ("DELETE", "/api/projects/{project}", None),
-    ("POST", "/api/projects/{project}/members", {"email": "bob@example.org"}),
-    ("DELETE", "/api/projects/{project}/members/{owner}", None),
-    ("GET", "/api/libraries/{library}", None),
-    ("PATCH", "/api/libraries/{library}", {"name": "Mine now"}),
-    ("DELETE", "/api/libraries/{library}", None),
-    ("GET", "/api/libraries/{library}/documents", None),
-    ("POST", "/api/libraries/{library}/documents", {"title": "T", "content": "Mine."}),
-    ("GET", "/api/libraries/{library}/search?q=text", None),
-    ("GET", "/api/libraries/{library}/documents/{document}", None),
-    ("DELETE", "/api/libraries/{library}/documents/{document}", None),
-    ("GET", "/api/chats/{chat}", None),
-    ("DELETE", "/api/chats/{chat}", None),
-    ("PATCH", "/api/chats/{chat}", {"title": "Mine now"}),
-    ("POST", "/api/chats/{chat}/messages", {"content": "Hello"}),
-    ("DELETE", "/api/profile/api-keys/{api_key}", None),
-    ("DELETE", "/api/profile/provider-keys/{provider_key}", None),
-    ("DELETE", "/api/conflict-names/{name}", None),
-    ("GET", "/api/diary/appointments/{appointment}", None),
-    ("PATCH", "/api/diary/appointments/{appointment}", {"starts_at": "2027-03-04T10:00:00Z"}),
-    ("DELETE", "/api/diary/appointments/{appointment}", None),
-    ("GET", "/api/enquiries/{enquiry}", None),
-    ("PATCH", "/api/enquiries/{enquiry}", {"status": "done"}),
-    ("GET", "/api/notify-targets/{target}", None),
-    ("PATCH", "/api/notify-targets/{target}", {"enabled": False}),
-    ("DELETE", "/api/notify-targets/{target}", None),
-    ("POST", "/api/notify-targets/{target}/test", None),
-    ("GET", "/api/notify-targets/{target}/attempts", None),
-    ("GET", "/api/telephony/calls/{call}/recording", None),
-    ("DELETE", "/api/telephony/calls/{call}/recording", None),
-    ("DELETE", "/api/telephony/calls/{call}/transcript", None),
-    ("POST", "/api/lines/{line}/conversation", {"text": "Hello"}),
-]
+# path -> {method: body} for the second account; {names} are the owner's ids.
+BY_ID: dict[str, dict[str, Any]] = {
+    "/api/agents/{agent}": {"GET": None, "PATCH": {"name": "Mine now"}},
+    "/api/agents/{agent}/archive": {"POST": None},
+    "/api/projects/{project}": {"GET": None, "PATCH": {"name": "Mine now"}, "DELETE": None},
+    "/api/projects/{project}/members": {"POST": {"email": "bob@example.org"}},
+    "/api/projects/{project}/members/{owner}": {"DELETE": None},
+    "/api/libraries/{library}": {"GET": None, "PATCH": {"name": "Mine now"}, "DELETE": None},
+    "/api/libraries/{library}/documents": {
+        "GET": None, "POST": {"title": "T", "content": "Mine."}},
+    "/api/libraries/{library}/search?q=text": {"GET": None},
+    "/api/libraries/{library}/documents/{document}": {"GET": None, "DELETE": None},
+    "/api/chats/{chat}": {"GET": None, "DELETE": None, "PATCH": {"title": "Mine now"}},
+    "/api/chats/{chat}/messages": {"POST": {"content": "Hello"}},
+    "/api/profile/api-keys/{api_key}": {"DELETE": None},
+    "/api/profile/provider-keys/{provider_key}": {"DELETE": None},
+    "/api/conflict-names/{name}": {"DELETE": None},
+    "/api/diary/appointments/{appointment}": {
+        "GET": None, "PATCH": {"starts_at": "2027-03-04T10:00:00Z"}, "DELETE": None},
+    "/api/enquiries/{enquiry}": {"GET": None, "PATCH": {"status": "done"}},
+    "/api/notify-targets/{target}": {"GET": None, "PATCH": {"enabled": False}, "DELETE": None},
+    "/api/notify-targets/{target}/test": {"POST": None},
+    "/api/notify-targets/{target}/attempts": {"GET": None},
+    "/api/telephony/calls/{call}/recording": {"GET": None, "DELETE": None},
+    "/api/telephony/calls/{call}/transcript": {"DELETE": None},
+    "/api/lines/{line}/conversation": {"POST": {"text": "Hello"}},
+}
 # The endpoints that act on the caller's own data, naming the owner instead.
-NAMING_THE_OWNER: list[tuple[str, str, Any]] = [
-    ("GET", "/api/diary", None),
-    ("PUT", "/api/diary", {"enabled": False}),
-    ("POST", "/api/diary/closures", {"closed_on": "2027-03-10"}),
-    ("DELETE", "/api/diary/closures?closed_on=2027-03-09", None),
-    ("GET", "/api/diary/slots", None),
-    ("GET", "/api/diary/appointments", None),
-    ("POST", "/api/diary/appointments", {"starts_at": "2027-03-03T10:00:00Z",
-                                         "caller_name": "Bob", "subject": "Mine"}),
-    ("GET", "/api/enquiries", None),
-    ("GET", "/api/conflict-names", None),
-    ("POST", "/api/conflict-names", {"names": "Bob Mallory"}),
-    ("DELETE", "/api/conflict-names", {"all": True}),
-    ("GET", "/api/notify-targets", None),
-    ("POST", "/api/notify-targets", {"kind": "chat_a", "url": "https://hooks.example.com/b",
-                                     "account_id": "{owner}"}),
-]
+NAMING_THE_OWNER: dict[str, dict[str, Any]] = {
+    "/api/diary": {"GET": None, "PUT": {"enabled": False}},
+    "/api/diary/closures": {"POST": {"closed_on": "2027-03-10"}},
+    "/api/diary/closures?closed_on=2027-03-09": {"DELETE": None},
+    "/api/diary/slots": {"GET": None},
+    "/api/diary/appointments": {"GET": None, "POST": {
+        "starts_at": "2027-03-03T10:00:00Z", "caller_name": "Bob", "subject": "Mine"}},
+    "/api/enquiries": {"GET": None},
+    "/api/conflict-names": {
+        "GET": None, "POST": {"names": "Bob Mallory"}, "DELETE": {"all": True}},
+    "/api/notify-targets": {"GET": None, "POST": {
+        "kind": "chat_a", "url": "https://hooks.example.com/b", "account_id": "{owner}"}},
+}
 # Paths with an id that are not the owner's to begin with: the administrators' own,
 # the service's public API and the telephone system's questions.
 NOT_OWNED_PREFIXES = ("/api/admin/", "/v1/", "/api/telephony/carrier/", "/api/telephony/pbx/")
+
+
+def _requests(table: dict[str, dict[str, Any]]) -> list[tuple[str, str, Any]]:
+    """The table's rows as (method, path, body), in the order written."""
+    return [(method, path, body) for path, methods in table.items()
+            for method, body in methods.items()]
 
 
 async def _id(response) -> str:
@@ -154,11 +143,11 @@ async def test_every_owner_endpoint_answers_404_to_another_account(api, services
     ann, ids = owned
     bob = await api.as_new_user(services, "bob@example.org")
     before = await _snapshot(api, ann, ids)
-    for method, path, body in BY_ID:
+    for method, path, body in _requests(BY_ID):
         response = await api.request(method, path.format(**ids), headers=bob, json=body)
         assert response.status_code == 404, (method, path, response.text)
         assert response.json()["error"]["code"] == "not_found", (method, path)
-    for method, path, body in NAMING_THE_OWNER:
+    for method, path, body in _requests(NAMING_THE_OWNER):
         joiner = "&" if "?" in path else "?"
         if isinstance(body, dict):  # some name the account in the body instead
             body = {k: ids["owner"] if v == "{owner}" else v for k, v in body.items()}
@@ -172,7 +161,7 @@ async def test_the_table_covers_every_owner_endpoint_the_service_has(api):
     document = (await api.get("/openapi.json")).json()
     documented = {(method.upper(), path) for path, operations in document["paths"].items()
                   for method in operations if not path.startswith(NOT_OWNED_PREFIXES)}
-    by_id = {(method, path) for method, path, _ in BY_ID}
+    by_id = {(method, path) for method, path, _ in _requests(BY_ID)}
     table = {(m, _template(p)) for m, p in by_id}
     owned_ids = {(m, p) for m, p in documented if "{" in p}
     assert owned_ids - table == set(), "endpoints with an id and no row in BY_ID"
