@@ -54,15 +54,16 @@ def test_a_lines_corpus_holds_its_own_text_and_what_every_call_needs():
     assert sentences.count("yes please") > sentences.count("take a message for the office")
 
 
+# eSpeak NG's mnemonics of some words a line hears, named by the word they spell.
 @pytest.mark.parametrize(("mnemonics", "phones"), [
-    ("T'aNk", "TH AE NG K"),
-    ("t@m'A:roU", "T AH M AA R OW"),
-    ("a#p'OIntm@nt", "AH P OY N T M AH N T"),
-    ("k'ErIg@n", "K EH R IH G AH N"),
-    ("dZ'VdZ", "JH AH JH"),
-    ("b'V?n-", "B AH T AH N"),
-    ("n'i@3", "N IH R"),
-    ("f'aI3", "F AY ER"),
+    pytest.param("T'aNk", "TH AE NG K", id="thank"),
+    pytest.param("t@m'A:roU", "T AH M AA R OW", id="tomorrow"),
+    pytest.param("a#p'OIntm@nt", "AH P OY N T M AH N T", id="appointment"),
+    pytest.param("k'ErIg@n", "K EH R IH G AH N", id="kerrigan"),
+    pytest.param("dZ'VdZ", "JH AH JH", id="judge"),
+    pytest.param("b'V?n-", "B AH T AH N", id="button"),
+    pytest.param("n'i@3", "N IH R", id="near"),
+    pytest.param("f'aI3", "F AY ER", id="fire"),
 ])
 def test_espeak_mnemonics_become_cmu_phones(mnemonics, phones):
     assert " ".join(cmu_phones(mnemonics)) == phones
