@@ -12,6 +12,7 @@ from piccolo.columns.defaults.timestamptz import TimestamptzNow
 from piccolo.table import Table
 
 from app.tables.accounts import AccountOwned
+from core.notifications import TARGET_EVENTS
 from app.tables.mixins import Created, Stamped
 
 
@@ -23,7 +24,8 @@ class NotifyTarget(AccountOwned, Stamped, Table, tablename="notify_target"):
     url_enc = Text()
     host = Text()
     secret_enc = Text(null=True, default=None)
-    events = Array(base_column=Text())
+    # Every event unless chosen, as the column's default in SQL.
+    events = Array(base_column=Text(), default=lambda: [kind.value for kind in TARGET_EVENTS])
     enabled = Boolean(default=True)
 
 
