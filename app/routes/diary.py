@@ -10,7 +10,10 @@ naming one gets 404. Handlers parse, authorise, call ``svc.diary`` and render.
 
 from __future__ import annotations
 
+from typing import Any
+
 from blacksheep import Request, Response, Router
+from pydantic import Field
 
 from app.diary.appointments import (
     Booking,
@@ -27,7 +30,8 @@ from app.http.errors import json_response
 from app.http.guards import addressed_account, query_value, signed_in
 from app.http.query_values import whole_number
 from app.services.access import parse_id
-from core.diary import show_in_zone
+from core.diary import (HORIZON_DAYS_RANGE, LEAD_MINUTES_RANGE, SLOT_MINUTES_RANGE,
+                        show_in_zone)
 
 MAX_SLOTS = 200
 
@@ -38,13 +42,18 @@ class OpeningPeriodBody(Body):
     closes_minute: int
 
 
+def _within(span: range) -> Any:
+    """A field documented with the bounds ``core.diary`` holds it to."""
+    return Field(default=None, ge=span.start, le=span.stop - 1)
+
+
 class DiaryBody(Body):
     """Documentation of PUT /api/diary; ``core.diary.parse_diary`` checks the body."""
 
     timezone: str | None = None
-    slot_minutes: int | None = None
-    lead_minutes: int | None = None
-    horizon_days: int | None = None
+    slot_minutes: int | None = _within(SLOT_MINUTES_RANGE)
+    lead_minutes: int | None = _within(LEAD_MINUTES_RANGE)
+    horizon_days: int | None = _within(HORIZON_DAYS_RANGE)
     enabled: bool | None = None
     hours: list[OpeningPeriodBody] | None = None
 

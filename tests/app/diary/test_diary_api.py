@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from app.tables import Appointment, AuditEntry
+from core.diary import HORIZON_DAYS_RANGE, LEAD_MINUTES_RANGE, SLOT_MINUTES_RANGE
 from tests.support.diary import LONDON_DIARY
 
 pytestmark = pytest.mark.anyio
@@ -77,6 +78,20 @@ async def test_a_bad_diary_is_refused_naming_the_field_and_changes_nothing(api, 
     assert refused.status_code == 422, refused.text
     assert refused.json()["error"]["field"] == field
     assert (await api.get("/api/diary", headers=owner)).json() == before
+
+
+@pytest.mark.parametrize("field, span", [("slot_minutes", SLOT_MINUTES_RANGE),
+                                         ("lead_minutes", LEAD_MINUTES_RANGE),
+                                         ("horizon_days", HORIZON_DAYS_RANGE)])
+async def test_the_documented_bounds_are_the_ones_the_diary_holds_to(api, owner, field, span):
+    document = (await api.get("/openapi.json")).json()
+    number = document["components"]["schemas"]["DiaryBody"]["properties"][field]["anyOf"][0]
+    assert (number["minimum"], number["maximum"]) == (span.start, span.stop - 1)
+    for inside in (number["minimum"], number["maximum"]):
+        assert (await api.put("/api/diary", headers=owner, json={field: inside})).status_code == 200
+    for outside in (number["minimum"] - 1, number["maximum"] + 1):
+        refused = await api.put("/api/diary", headers=owner, json={field: outside})
+        assert refused.status_code == 422 and refused.json()["error"]["field"] == field
 
 
 async def test_a_diary_body_that_is_not_an_object_is_refused(api, owner):
