@@ -1,6 +1,6 @@
 """Accounts, sessions, sign-in failures, runtime settings and the audit trail."""
 
-from app.migration_sql import sql_migration
+from app.migration_sql import ACCOUNT_ID, CREATED_AT, UPDATED_AT, UUID_KEY, sql_migration
 
 ID = "2026-11-22T06:00:00:000000"
 VERSION = "1.38.0"
@@ -9,25 +9,25 @@ DESCRIPTION = "foundation"
 STATEMENTS = [
     "CREATE EXTENSION IF NOT EXISTS pg_trgm",
     "CREATE EXTENSION IF NOT EXISTS btree_gist",
-    """
+    f"""
     CREATE TABLE account (
-        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        {UUID_KEY},
         email text NOT NULL,
         password_hash text NOT NULL,
         role text NOT NULL DEFAULT 'user' CHECK (role IN ('user', 'admin', 'superadmin')),
-        permissions text[] NOT NULL DEFAULT '{}',
+        permissions text[] NOT NULL DEFAULT '{{}}',
         deactivated_at timestamptz,
-        created_at timestamptz NOT NULL DEFAULT now(),
+        {CREATED_AT},
         CONSTRAINT account_email_key UNIQUE (email),
         CONSTRAINT account_email_lower CHECK (email = lower(email))
     )
     """,
-    """
+    f"""
     CREATE TABLE auth_session (
-        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        {UUID_KEY},
         token_sha256 text NOT NULL UNIQUE,
-        account_id uuid NOT NULL REFERENCES account (id) ON DELETE CASCADE,
-        created_at timestamptz NOT NULL DEFAULT now(),
+        {ACCOUNT_ID},
+        {CREATED_AT},
         expires_at timestamptz NOT NULL
     )
     """,
@@ -42,11 +42,11 @@ STATEMENTS = [
     """,
     "CREATE INDEX login_failure_email_at ON login_failure (email, at)",
     "CREATE INDEX login_failure_address_at ON login_failure (address, at)",
-    """
+    f"""
     CREATE TABLE runtime_setting (
         key text PRIMARY KEY,
         value jsonb,
-        updated_at timestamptz NOT NULL DEFAULT now(),
+        {UPDATED_AT},
         updated_by uuid
     )
     """,

@@ -1,20 +1,20 @@
 """API keys for /v1: fingerprint only, with the per-key request counter."""
 
-from app.migration_sql import sql_migration
+from app.migration_sql import ACCOUNT_ID, CREATED_AT, UUID_KEY, sql_migration
 
 ID = "2026-11-22T07:30:00:000000"
 VERSION = "1.38.0"
 DESCRIPTION = "api keys"
 
 STATEMENTS = [
-    """
+    f"""
     CREATE TABLE api_key (
-        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-        account_id uuid NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+        {UUID_KEY},
+        {ACCOUNT_ID},
         name text NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
         prefix text NOT NULL,
         fingerprint text NOT NULL UNIQUE,
-        created_at timestamptz NOT NULL DEFAULT now(),
+        {CREATED_AT},
         expires_at timestamptz,
         last_used_at timestamptz,
         revoked_at timestamptz,

@@ -6,7 +6,7 @@ calls in progress, ``telephony_signature_failure`` counts failed carrier signatu
 per address, and ``telephony_ticket`` holds the single-use tickets.
 """
 
-from app.migration_sql import sql_migration
+from app.migration_sql import ACCOUNT_ID, CREATED_AT, UPDATED_AT, UUID_KEY, sql_migration
 
 ID = "2026-11-22T08:00:00:000000"
 VERSION = "1.38.0"
@@ -16,13 +16,13 @@ _OUTCOMES = ("'completed', 'carrier_ended', 'dropped', 'no_media', 'line_full', 
              "'transferred', 'notice_failed', 'in_progress'")
 
 STATEMENTS = [
-    """
+    f"""
     CREATE TABLE feature_override (
-        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-        account_id uuid NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+        {UUID_KEY},
+        {ACCOUNT_ID},
         key text NOT NULL CHECK (key LIKE 'features.%'),
         value boolean NOT NULL,
-        updated_at timestamptz NOT NULL DEFAULT now(),
+        {UPDATED_AT},
         updated_by uuid,
         UNIQUE (account_id, key)
     )
@@ -30,10 +30,10 @@ STATEMENTS = [
     # spec: telephony.md "Line (registered number)". Agent and account references are
     # kept when either goes (SET NULL): the line then refuses calls (agent_unavailable,
     # owner_unavailable) until an administrator rebinds it.
-    """
+    f"""
     CREATE TABLE telephony_line (
-        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-        e164 text NOT NULL UNIQUE CHECK (e164 ~ '^\\+[1-9][0-9]{6,14}$'),
+        {UUID_KEY},
+        e164 text NOT NULL UNIQUE CHECK (e164 ~ '^\\+[1-9][0-9]{{6,14}}$'),
         agent_id uuid REFERENCES agent (id) ON DELETE SET NULL,
         owner_user_id uuid REFERENCES account (id) ON DELETE SET NULL,
         provider text NOT NULL DEFAULT 'carrier' CHECK (provider IN ('carrier', 'pbx')),
@@ -46,9 +46,9 @@ STATEMENTS = [
         recording_days integer NOT NULL DEFAULT 0 CHECK (recording_days BETWEEN 0 AND 3650),
         enabled boolean NOT NULL DEFAULT false,
         deliver_group_chat_id uuid REFERENCES chat (id) ON DELETE SET NULL,
-        transfer_e164 text CHECK (transfer_e164 ~ '^\\+[1-9][0-9]{6,14}$'),
-        created_at timestamptz NOT NULL DEFAULT now(),
-        updated_at timestamptz NOT NULL DEFAULT now(),
+        transfer_e164 text CHECK (transfer_e164 ~ '^\\+[1-9][0-9]{{6,14}}$'),
+        {CREATED_AT},
+        {UPDATED_AT},
         CHECK (NOT record_calls OR recording_days > 0)
     )
     """,
@@ -57,7 +57,7 @@ STATEMENTS = [
     # in on ("Removed for good; its calls stay in the log").
     f"""
     CREATE TABLE telephony_call (
-        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        {UUID_KEY},
         number_id uuid,
         e164 text NOT NULL,
         from_number text NOT NULL,

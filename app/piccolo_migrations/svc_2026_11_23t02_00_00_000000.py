@@ -7,7 +7,7 @@ Appointments and enquiries outlive their call (``call_id`` is set null when the 
 goes; spec: telephony.md "Retention periods").
 """
 
-from app.migration_sql import sql_migration
+from app.migration_sql import ACCOUNT_ID, CREATED_AT, UPDATED_AT, UUID_KEY, sql_migration
 
 ID = "2026-11-23T02:00:00:000000"
 VERSION = "1.38.0"
@@ -16,9 +16,9 @@ DESCRIPTION = "diary, appointments, screening list, enquiries"
 STATEMENTS = [
     # spec: telephony.md "Diary (per account)". The ranges are core.diary's; hours are
     # validated by core.diary.parse_diary and replaced wholesale on each write.
-    """
+    f"""
     CREATE TABLE diary (
-        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        {UUID_KEY},
         account_id uuid NOT NULL UNIQUE REFERENCES account (id) ON DELETE CASCADE,
         timezone text NOT NULL,
         slot_minutes integer NOT NULL CHECK (slot_minutes BETWEEN 5 AND 480),
@@ -26,26 +26,26 @@ STATEMENTS = [
         horizon_days integer NOT NULL CHECK (horizon_days BETWEEN 1 AND 365),
         enabled boolean NOT NULL DEFAULT false,
         hours jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(hours) = 'array'),
-        updated_at timestamptz NOT NULL DEFAULT now()
+        {UPDATED_AT}
     )
     """,
-    """
+    f"""
     CREATE TABLE diary_closure (
-        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-        account_id uuid NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+        {UUID_KEY},
+        {ACCOUNT_ID},
         closed_on date NOT NULL,
         note text CHECK (length(note) <= 500),
-        created_at timestamptz NOT NULL DEFAULT now(),
+        {CREATED_AT},
         UNIQUE (account_id, closed_on)
     )
     """,
     # spec: "Appointment" — state booked, moved or cancelled; "two callers cannot take
     # one slot". caller_number is the number it was booked from (null when booked
     # through the API or the caller withheld it), for the change-by-telephone rule.
-    """
+    f"""
     CREATE TABLE appointment (
-        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-        account_id uuid NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+        {UUID_KEY},
+        {ACCOUNT_ID},
         reference text NOT NULL,
         starts_at timestamptz NOT NULL,
         ends_at timestamptz NOT NULL,
@@ -55,8 +55,8 @@ STATEMENTS = [
         caller_number text,
         state text NOT NULL DEFAULT 'booked' CHECK (state IN ('booked', 'moved', 'cancelled')),
         call_id uuid REFERENCES telephony_call (id) ON DELETE SET NULL,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        updated_at timestamptz NOT NULL DEFAULT now(),
+        {CREATED_AT},
+        {UPDATED_AT},
         cancelled_at timestamptz,
         CHECK (ends_at > starts_at),
         UNIQUE (account_id, reference),
@@ -68,22 +68,22 @@ STATEMENTS = [
     "CREATE INDEX appointment_account_start ON appointment (account_id, starts_at)",
     "CREATE INDEX appointment_call ON appointment (call_id)",
     # spec: "Screening list" — at most 200 characters a name; one row per normal form.
-    """
+    f"""
     CREATE TABLE screening_name (
-        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-        account_id uuid NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+        {UUID_KEY},
+        {ACCOUNT_ID},
         name text NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
         normal_form text NOT NULL CHECK (normal_form <> ''),
         note text CHECK (length(note) <= 500),
-        created_at timestamptz NOT NULL DEFAULT now(),
+        {CREATED_AT},
         UNIQUE (account_id, normal_form)
     )
     """,
     # A message taken on a call: who rang, what about, the message and the call.
-    """
+    f"""
     CREATE TABLE enquiry (
-        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-        account_id uuid NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+        {UUID_KEY},
+        {ACCOUNT_ID},
         call_id uuid REFERENCES telephony_call (id) ON DELETE SET NULL,
         caller_number text NOT NULL DEFAULT '',
         caller_name text CHECK (length(caller_name) <= 200),
@@ -91,8 +91,8 @@ STATEMENTS = [
         message text NOT NULL CHECK (length(message) BETWEEN 1 AND 4000),
         status text NOT NULL DEFAULT 'new' CHECK (status IN ('new', 'in_hand', 'done')),
         note text CHECK (length(note) <= 2000),
-        created_at timestamptz NOT NULL DEFAULT now(),
-        updated_at timestamptz NOT NULL DEFAULT now()
+        {CREATED_AT},
+        {UPDATED_AT}
     )
     """,
     "CREATE INDEX enquiry_account ON enquiry (account_id, created_at DESC)",

@@ -8,7 +8,7 @@ row keeps one ``idempotency_key`` over all its retries; ``notify_attempt`` recor
 every attempt, the live tests of a target included.
 """
 
-from app.migration_sql import sql_migration
+from app.migration_sql import ACCOUNT_ID, CREATED_AT, UPDATED_AT, UUID_KEY, sql_migration
 
 ID = "2026-11-23T03:00:00:000000"
 VERSION = "1.38.0"
@@ -21,8 +21,8 @@ STATEMENTS = [
     # ``host`` is what a saved target shows of it.
     f"""
     CREATE TABLE notify_target (
-        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-        account_id uuid NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+        {UUID_KEY},
+        {ACCOUNT_ID},
         kind text NOT NULL CHECK (kind IN ('chat_a', 'chat_b', 'webhook')),
         label text CHECK (length(label) <= 200),
         url_enc text NOT NULL,
@@ -31,8 +31,8 @@ STATEMENTS = [
         events text[] NOT NULL DEFAULT ARRAY[{_EVENTS}]::text[]
             CHECK (events <@ ARRAY[{_EVENTS}]::text[]),
         enabled boolean NOT NULL DEFAULT true,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        updated_at timestamptz NOT NULL DEFAULT now()
+        {CREATED_AT},
+        {UPDATED_AT}
     )
     """,
     "CREATE INDEX notify_target_account ON notify_target (account_id)",
@@ -41,9 +41,9 @@ STATEMENTS = [
     # claimed_until is the lease of the worker posting it now.
     f"""
     CREATE TABLE notify_outbox (
-        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        {UUID_KEY},
         target_id uuid NOT NULL REFERENCES notify_target (id) ON DELETE CASCADE,
-        account_id uuid NOT NULL REFERENCES account (id) ON DELETE CASCADE,
+        {ACCOUNT_ID},
         event text NOT NULL CHECK (event IN ({_EVENTS})),
         text text NOT NULL CHECK (length(text) BETWEEN 1 AND 300),
         subject_id uuid,
@@ -54,7 +54,7 @@ STATEMENTS = [
         next_attempt_at timestamptz NOT NULL DEFAULT now(),
         claimed_until timestamptz,
         last_error text,
-        created_at timestamptz NOT NULL DEFAULT now(),
+        {CREATED_AT},
         finished_at timestamptz
     )
     """,

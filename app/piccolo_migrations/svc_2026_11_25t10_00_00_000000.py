@@ -14,7 +14,7 @@ attached by them to an agent. So that no running agent changes, every HTTP tool 
 agent already names is offered here to that agent's owner.
 """
 
-from app.migration_sql import sql_migration
+from app.migration_sql import UUID_KEY, sql_migration
 
 ID = "2026-11-25T10:00:00:000000"
 VERSION = "1.38.0"
@@ -41,9 +41,9 @@ STATEMENTS = [
     END
     $$
     """,
-    """
+    f"""
     CREATE TABLE http_tool_offer (
-        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        {UUID_KEY},
         tool_id uuid NOT NULL REFERENCES http_tool (id) ON DELETE CASCADE,
         account_id uuid REFERENCES account (id) ON DELETE CASCADE,
         project_id uuid REFERENCES project (id) ON DELETE CASCADE,

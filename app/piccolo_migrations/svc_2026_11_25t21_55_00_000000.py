@@ -6,15 +6,15 @@ line's account. ``busy_until`` lets one turn run at a time across every process;
 process that stopped mid-turn frees it when the time passes.
 """
 
-from app.migration_sql import sql_migration
+from app.migration_sql import CREATED_AT, UUID_KEY, sql_migration
 
 ID = "2026-11-25T21:55:00:000000"
 VERSION = "1.38.0"
 DESCRIPTION = "conversations in text with a line"
 
 STATEMENTS = [
-    """CREATE TABLE line_conversation (
-        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    f"""CREATE TABLE line_conversation (
+        {UUID_KEY},
         line_id uuid NOT NULL REFERENCES telephony_line (id) ON DELETE CASCADE,
         chat_id uuid NOT NULL REFERENCES chat (id) ON DELETE CASCADE,
         operator_id uuid NOT NULL REFERENCES account (id) ON DELETE CASCADE,
@@ -22,7 +22,7 @@ STATEMENTS = [
         caller_verdict text CHECK (caller_verdict IN ('clear', 'match')),
         ended text CHECK (ended IN ('completed', 'transferred')),
         busy_until timestamptz,
-        created_at timestamptz NOT NULL DEFAULT now(),
+        {CREATED_AT},
         updated_at timestamptz NOT NULL DEFAULT now())""",
     "CREATE INDEX line_conversation_line ON line_conversation (line_id)",
 ]
