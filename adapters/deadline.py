@@ -13,10 +13,10 @@ per request.
 
 from __future__ import annotations
 
+__all__ = ["Deadline"]
+
 import asyncio
 from collections.abc import Callable
-
-__all__ = ["Deadline"]
 
 _CLOCK_STEP = 0.001
 

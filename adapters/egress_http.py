@@ -20,6 +20,9 @@ session serves requests made under different lists.
 
 from __future__ import annotations
 
+__all__ = ["EgressRefused", "GatedClient", "allowing", "client_url", "failure_words",
+           "gated_session", "precheck", "refusal_words"]
+
 import contextlib
 import contextvars
 import ipaddress
@@ -34,9 +37,6 @@ import yarl
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from core.egress import EgressDecision, EgressReason, check_egress, reason_words
-
-__all__ = ["EgressRefused", "GatedClient", "allowing", "client_url", "failure_words",
-           "gated_session", "precheck", "refusal_words"]
 
 log = logging.getLogger("svc.egress")
 

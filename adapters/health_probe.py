@@ -10,6 +10,8 @@ health answer — a catch-all page answering 200 is not this deployment.
 
 from __future__ import annotations
 
+__all__ = ["HealthAnswer", "probe_health"]
+
 import asyncio
 import json
 import socket
@@ -19,8 +21,6 @@ import aiohttp
 from yarl import URL
 
 from core.records import frozen
-
-__all__ = ["HealthAnswer", "probe_health"]
 
 TIMEOUT_SECONDS = 5.0
 #: svc's /healthz answer is a few dozen bytes; more than this is someone else's page.

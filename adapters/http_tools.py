@@ -11,6 +11,8 @@ resolved to or the client library's own text.
 
 from __future__ import annotations
 
+__all__ = ["HttpToolClient", "HttpToolError", "HttpToolRequest"]
+
 import json
 from collections.abc import Collection, Mapping
 from dataclasses import field
@@ -20,8 +22,6 @@ import aiohttp
 
 from adapters.egress_http import EgressRefused, GatedClient, failure_words, refusal_words
 from core.records import frozen
-
-__all__ = ["HttpToolClient", "HttpToolError", "HttpToolRequest"]
 
 MAX_RESPONSE_BYTES = 256 * 1024
 _BODYLESS = frozenset({"GET", "DELETE"})

@@ -11,6 +11,8 @@ addresses a name resolved to, nor the client library's own text.
 
 from __future__ import annotations
 
+__all__ = ["NotificationSender", "PostResult", "Result"]
+
 import enum
 from collections.abc import Collection
 
@@ -20,8 +22,6 @@ from aiohttp.abc import AbstractResolver
 from adapters.egress_http import EgressRefused, GatedClient, failure_words, refusal_words
 from core.notifications import OutgoingRequest
 from core.records import frozen
-
-__all__ = ["NotificationSender", "PostResult", "Result"]
 
 #: Answers are read only to free the connection; nothing in them is used.
 _MAX_ANSWER_BYTES = 64 * 1024

@@ -19,6 +19,8 @@ its last second.
 
 from __future__ import annotations
 
+__all__ = ["RATE", "CallRecorder", "RecordingFailed"]
+
 import errno
 import os
 from collections.abc import Callable
@@ -28,8 +30,6 @@ from uuid import UUID
 
 from core.wav import MAX_ULAW_DATA_BYTES, ULAW_HEADER_BYTES, interleave, ulaw_header
 from kernels.ulaw import lin2ulaw
-
-__all__ = ["RATE", "CallRecorder", "RecordingFailed"]
 
 RATE = 8000  #: samples per second of each channel
 #: How often what was collected goes to the disk, header included: one second.

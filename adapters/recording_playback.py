@@ -9,6 +9,8 @@ written plays up to the length its header gives at the moment it is opened.
 
 from __future__ import annotations
 
+__all__ = ["PlayableRecording", "RecordingUnreadable", "open_recording"]
+
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,8 +19,6 @@ from anyio.abc import AsyncResource
 
 from core.wav import FORMAT_MULAW, WavError, pcm16_header, read_wav_header
 from kernels.ulaw import ulaw2lin
-
-__all__ = ["PlayableRecording", "RecordingUnreadable", "open_recording"]
 
 _HEADER_READ = 4096  # our header is 58 bytes; other writers may put chunks before data
 _CHUNK = 64 * 1024

@@ -8,10 +8,10 @@ with`` closes it, and a closed client refuses further use.
 
 from __future__ import annotations
 
+__all__ = ["LazySession", "Pool"]
+
 from abc import ABC, abstractmethod
 from typing import Any, Protocol, Self
-
-__all__ = ["LazySession", "Pool"]
 
 
 class Pool(Protocol):

@@ -13,13 +13,13 @@ web framework, so the CLI and the call tools can catch these as well as the rout
 
 from __future__ import annotations
 
-from typing import Any
-
 __all__ = [
     "ApiError", "BadRequest", "Conflict", "Forbidden", "NotFound", "PayloadTooLarge",
     "ServiceUnavailable", "TooManyRequests", "Unauthorized", "UnsupportedMediaType",
     "Unprocessable", "UpstreamFailed",
 ]
+
+from typing import Any
 
 
 class ApiError(Exception):

@@ -21,6 +21,8 @@ into the supervisor's own ``finally`` blocks, which stop the database.
 
 from __future__ import annotations
 
+__all__ = ["Supervisor", "worker_count"]
+
 import ctypes
 import logging
 import os
@@ -30,8 +32,6 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-
-__all__ = ["Supervisor", "worker_count"]
 
 log = logging.getLogger("svc.supervisor")
 

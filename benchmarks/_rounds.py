@@ -7,10 +7,10 @@ run touches them all alike, and the median of the rounds is what they print.
 
 from __future__ import annotations
 
+__all__ = ["cpu_us_per_call"]
+
 import time
 from collections.abc import Awaitable, Callable, Mapping
-
-__all__ = ["cpu_us_per_call"]
 
 
 async def cpu_us_per_call(contenders: Mapping[str, Callable[[], Awaitable[object]]],

@@ -22,6 +22,8 @@ synthesiser the opening fills every slot).
 
 from __future__ import annotations
 
+__all__ = ["CallProbe", "LoadResult", "run_load"]
+
 import asyncio
 import socket
 import struct
@@ -36,8 +38,6 @@ import aiohttp
 from core.audiosocket import AudioReceived, AudioSocketClient, HangupReceived, Kind
 from core.audiosocket._wire import encode_frame
 from core.errors import RemoteProtocolError
-
-__all__ = ["CallProbe", "LoadResult", "run_load"]
 
 FRAME_S = 0.020
 SILENT_WIRE_FRAME = encode_frame(Kind.AUDIO, bytes(320))

@@ -15,6 +15,8 @@ As a process: ``python -m benchmarks.lean_upstream --port 0 --chunks 20``; it pr
 
 from __future__ import annotations
 
+__all__ = ["Answers", "serve"]
+
 import argparse
 import asyncio
 import contextlib
@@ -25,8 +27,6 @@ import httptools
 
 from tests.fakes.loopback import interrupted_by_stop_signals
 from tests.fakes.upstream import Behaviour, completion, stream_frames
-
-__all__ = ["Answers", "serve"]
 
 _REASONS = {200: b"OK", 400: b"Bad Request", 404: b"Not Found"}
 

@@ -13,14 +13,14 @@ first body bytes); a status other than 200 raises ``Refused`` with the body.
 
 from __future__ import annotations
 
+__all__ = ["LoadConnection", "Refused", "request_bytes"]
+
 import asyncio
 import json
 import time
 from urllib.parse import urlsplit
 
 import httptools
-
-__all__ = ["LoadConnection", "Refused", "request_bytes"]
 
 
 class Refused(Exception):

@@ -7,13 +7,13 @@ of the machine, so the lookup raises ``LocalProtocolError`` naming both.
 
 from __future__ import annotations
 
+__all__ = ["look_up"]
+
 import enum
 from collections.abc import Mapping
 from typing import TypeVar
 
 from .errors import LocalProtocolError
-
-__all__ = ["look_up"]
 
 StateT = TypeVar("StateT", bound=enum.Enum)
 InputT = TypeVar("InputT", bound=enum.Enum)

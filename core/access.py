@@ -8,11 +8,11 @@ reaches exactly what the line's account reaches through the agent.
 
 from __future__ import annotations
 
+__all__ = ["Reach", "reaches"]
+
 from uuid import UUID
 
 from .records import frozen
-
-__all__ = ["Reach", "reaches"]
 
 
 @frozen

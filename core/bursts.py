@@ -8,13 +8,13 @@ has ``burst`` tokens; each action spends one; tokens come back one every
 
 from __future__ import annotations
 
+__all__ = ["BurstPolicy", "Bursts"]
+
 import math
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from .records import frozen
-
-__all__ = ["BurstPolicy", "Bursts"]
 
 
 @frozen

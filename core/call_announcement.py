@@ -12,11 +12,11 @@ bounded, so a long message cannot flood the chat.
 
 from __future__ import annotations
 
+__all__ = ["BookedAppointment", "CallSummary", "TakenMessage", "announcement", "call_link"]
+
 import datetime as dt
 
 from .records import frozen
-
-__all__ = ["BookedAppointment", "CallSummary", "TakenMessage", "announcement", "call_link"]
 
 #: Each quoted piece (a name, a subject, a message) is cut to this many characters.
 MAX_PIECE = 200

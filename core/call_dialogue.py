@@ -13,6 +13,8 @@ Pure: the caller passes ``now`` (aware, in the diary's zone); no clock, no I/O.
 
 from __future__ import annotations
 
+__all__ = ["DIALOGUE_TOOLS", "FAREWELL_TEXT", "next_step"]
+
 import datetime as dt
 import json
 import re
@@ -31,8 +33,6 @@ from core.spoken import (
     read_reference,
     say_when,
 )
-
-__all__ = ["DIALOGUE_TOOLS", "FAREWELL_TEXT", "next_step"]
 
 FAREWELL_TEXT = "Thank you for calling. Goodbye."
 REFERENCE_LENGTH = 6

@@ -20,13 +20,13 @@ the database's clock, so the hosts' clocks do not matter.
 
 from __future__ import annotations
 
+__all__ = ["ADOPTION_GRACE", "LEASE_SECONDS", "RENEW_SECONDS", "RunningCall", "orphaned"]
+
 import datetime as dt
 from collections.abc import Iterable, Mapping, Set
 from uuid import UUID
 
 from .records import frozen
-
-__all__ = ["ADOPTION_GRACE", "LEASE_SECONDS", "RENEW_SECONDS", "RunningCall", "orphaned"]
 
 #: A lease lapses this long after its last renewal.
 LEASE_SECONDS = 15.0

@@ -30,11 +30,6 @@ bug — two decisions for one call — and the table miss raises ``LocalProtocol
 
 from __future__ import annotations
 
-import enum
-import itertools
-
-from ._transitions import look_up
-
 __all__ = [
     "FINAL_OUTCOMES",
     "TRANSITIONS",
@@ -44,6 +39,11 @@ __all__ = [
     "OutcomeMachine",
     "transition",
 ]
+
+import enum
+import itertools
+
+from ._transitions import look_up
 
 
 class CallOutcome(enum.Enum):

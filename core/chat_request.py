@@ -10,9 +10,9 @@ and more. Every refusal names the parameter, as the OpenAI SDKs expect.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
 __all__ = ["ChatRequest", "ChatRequestError", "read_chat_request", "question_of", "text_of"]
+
+from typing import Any, NamedTuple
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 CLIENT_TOOL_FIELDS = ("tools", "functions", "tool_choice", "function_call")

@@ -30,15 +30,6 @@ parser, and checks the address of every socket before it connects.
 
 from __future__ import annotations
 
-import enum
-import ipaddress
-import re
-import unicodedata
-from collections.abc import Collection, Iterable
-from urllib.parse import urlsplit
-
-from .records import frozen
-
 __all__ = [
     "EgressDecision",
     "EgressReason",
@@ -50,6 +41,15 @@ __all__ = [
     "parse_allow_hosts",
     "reason_words",
 ]
+
+import enum
+import ipaddress
+import re
+import unicodedata
+from collections.abc import Collection, Iterable
+from urllib.parse import urlsplit
+
+from .records import frozen
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 

@@ -19,14 +19,14 @@ Pure: addresses in, addresses out.
 
 from __future__ import annotations
 
+__all__ = ["Hop", "Origin", "TrustedProxies", "origin", "parse_trusted_proxies"]
+
 import ipaddress
 import re
 from typing import Iterable
 
 from .host_port import host_of
 from .records import frozen
-
-__all__ = ["Hop", "Origin", "TrustedProxies", "origin", "parse_trusted_proxies"]
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address

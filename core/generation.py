@@ -13,6 +13,9 @@ by name rather than dropped.
 
 from __future__ import annotations
 
+__all__ = ["GenerationError", "GenerationOptions", "cut_answer", "local_refusal",
+           "read_generation_options"]
+
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import field
@@ -20,9 +23,6 @@ from typing import Any
 
 from core.chat_request import ChatRequestError
 from core.records import frozen
-
-__all__ = ["GenerationError", "GenerationOptions", "cut_answer", "local_refusal",
-           "read_generation_options"]
 
 #: (name, lowest, highest) of the numeric sampling parameters, as OpenAI bounds them.
 _RANGES = (("temperature", 0.0, 2.0), ("top_p", 0.0, 1.0),

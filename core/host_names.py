@@ -10,13 +10,13 @@ ours — rebinding needs a name, never a literal address. Pure.
 
 from __future__ import annotations
 
+__all__ = ["OwnHosts", "host_name"]
+
 import ipaddress
 from urllib.parse import urlsplit
 
 from .host_port import host_of
 from .records import frozen
-
-__all__ = ["OwnHosts", "host_name"]
 
 _WILDCARDS = ("0.0.0.0", "::", "")
 _LOOPBACK_NAMES = ("localhost", "localhost.")

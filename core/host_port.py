@@ -18,11 +18,11 @@ and never checked. Pure.
 
 from __future__ import annotations
 
+__all__ = ["HostPort", "InvalidHostPort", "host_of", "parse_host_port"]
+
 import ipaddress
 import re
 from typing import NamedTuple
-
-__all__ = ["HostPort", "InvalidHostPort", "host_of", "parse_host_port"]
 
 EXAMPLE = "10.0.0.5:9092 or [fd00::5]:9092"
 MAX_PORT = 65535

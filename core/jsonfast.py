@@ -9,12 +9,12 @@ UTF-8), ``RecursionError`` (nesting too deep) or ``TypeError`` (not encodable).
 
 from __future__ import annotations
 
+__all__ = ["dumps", "loads"]
+
 import json
 from typing import Any
 
 import orjson
-
-__all__ = ["dumps", "loads"]
 
 _compact_ascii = json.JSONEncoder(separators=(",", ":"))
 

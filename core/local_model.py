@@ -25,6 +25,9 @@ Pure: no clock, no I/O. Token counts for usage are word counts (``word_count``).
 
 from __future__ import annotations
 
+__all__ = ["NOT_FOUND_TEXT", "LocalAnswer", "LocalToolCall", "LocalTurn", "respond",
+           "word_count"]
+
 import datetime as dt
 import json
 import math
@@ -37,9 +40,6 @@ from core.local_replies import LocalAnswer, LocalToolCall
 from core.passages import Passage
 from core.pipeline import ToolFinished, ToolSpec, ToolStatus
 from core.records import frozen
-
-__all__ = ["NOT_FOUND_TEXT", "LocalAnswer", "LocalToolCall", "LocalTurn", "respond",
-           "word_count"]
 
 NOT_FOUND_TEXT = "I could not find that in the documents I can read."
 _MAX_SENTENCES = 3

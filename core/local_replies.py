@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+__all__ = ["LocalAnswer", "LocalToolCall"]
+
 from dataclasses import field
 from typing import Any
 
 from .records import frozen
-
-__all__ = ["LocalAnswer", "LocalToolCall"]
 
 
 @frozen

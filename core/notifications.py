@@ -27,16 +27,6 @@ Wire formats:
 
 from __future__ import annotations
 
-import enum
-import hashlib
-import hmac
-import json
-from collections.abc import Mapping
-from datetime import datetime
-
-from .errors import LocalProtocolError
-from .records import frozen
-
 __all__ = [
     "MAX_ATTEMPTS",
     "MAX_TEXT_LENGTH",
@@ -54,6 +44,16 @@ __all__ = [
     "sign",
     "verify_signature",
 ]
+
+import enum
+import hashlib
+import hmac
+import json
+from collections.abc import Mapping
+from datetime import datetime
+
+from .errors import LocalProtocolError
+from .records import frozen
 
 # spec: telephony.md "Limits" — "Outward notification line: 300 characters".
 MAX_TEXT_LENGTH = 300

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+__all__ = ["Passage"]
+
 from uuid import UUID
 
 from .records import frozen
-
-__all__ = ["Passage"]
 
 
 @frozen

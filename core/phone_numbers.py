@@ -9,14 +9,14 @@ numbering plans ship inside the package (no I/O beyond its own data, no clock).
 
 from __future__ import annotations
 
+__all__ = ["InvalidPhoneNumber", "is_private_source", "is_region", "normalise_e164"]
+
 import ipaddress
 import re
 
 import phonenumbers
 
 from .egress import parse_address
-
-__all__ = ["InvalidPhoneNumber", "is_private_source", "is_region", "normalise_e164"]
 
 # spec: telephony.md "Line" — "Spaces, dashes, brackets and dots are stripped". Any
 # whitespace counts as a space: numbers pasted from documents carry non-breaking ones.

@@ -13,11 +13,11 @@ An empty queue plays silence, so the timeline of what was heard stays the call's
 
 from __future__ import annotations
 
+__all__ = ["Played", "Playout"]
+
 from collections import deque
 
 from .records import frozen
-
-__all__ = ["Played", "Playout"]
 
 
 @frozen

@@ -9,11 +9,11 @@ listens on (``app.telephony.process_listeners``); this judges the lot. Pure.
 
 from __future__ import annotations
 
+__all__ = ["ProcessListener", "judge_listeners"]
+
 from collections.abc import Sequence
 
 from .records import frozen
-
-__all__ = ["ProcessListener", "judge_listeners"]
 
 
 @frozen

@@ -28,15 +28,15 @@ permit spent up to a second after its claim was counted a second early.
 
 from __future__ import annotations
 
+__all__ = ["LEASE_MICROS", "PERIOD_MICROS", "Claim", "Lease", "RateDecision", "admitted",
+           "claim", "claim_ahead", "duration_text", "headers", "interval", "lease_size",
+           "refused"]
+
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from .records import frozen
-
-__all__ = ["LEASE_MICROS", "PERIOD_MICROS", "Claim", "Lease", "RateDecision", "admitted",
-           "claim", "claim_ahead", "duration_text", "headers", "interval", "lease_size",
-           "refused"]
 
 PERIOD_MICROS = 60_000_000  #: the limit is per minute
 LEASE_MICROS = 1_000_000  #: how long claimed permits may be spent

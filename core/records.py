@@ -12,10 +12,10 @@ one word for it.
 
 from __future__ import annotations
 
+__all__ = ["frozen"]
+
 from dataclasses import Field, dataclass, field
 from typing import TypeVar, dataclass_transform
-
-__all__ = ["frozen"]
 
 RecordT = TypeVar("RecordT")
 

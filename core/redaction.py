@@ -14,10 +14,10 @@ message is passed on. ``redact`` replaces, in such text:
 
 from __future__ import annotations
 
+__all__ = ["MIN_FRAGMENT", "MIN_VISIBLE", "redact"]
+
 import re
 from collections.abc import Iterable
-
-__all__ = ["MIN_FRAGMENT", "MIN_VISIBLE", "redact"]
 
 #: The shortest run of a secret's characters that counts as quoting it.
 MIN_FRAGMENT = 8

@@ -18,10 +18,6 @@ spec: telephony.md "Refusal reasons (audited as telephony.refused)" and "Limits"
 
 from __future__ import annotations
 
-import enum
-
-from .records import frozen
-
 __all__ = [
     "REFUSAL_ORDER",
     "SUPPORTED_SAMPLE_RATES",
@@ -35,6 +31,10 @@ __all__ = [
     "refusal_by_limits",
     "streaming_synthesiser_configured",
 ]
+
+import enum
+
+from .records import frozen
 
 
 class RefusalReason(enum.Enum):

@@ -22,14 +22,6 @@ here produces text for the caller.
 
 from __future__ import annotations
 
-import enum
-import unicodedata
-from collections.abc import Iterable
-
-from rapidfuzz import fuzz, process
-
-from .records import frozen
-
 __all__ = [
     "MATCH_THRESHOLD",
     "MAX_NAME_LENGTH",
@@ -43,6 +35,14 @@ __all__ = [
     "parse_pasted_names",
     "transfer_allowed",
 ]
+
+import enum
+import unicodedata
+from collections.abc import Iterable
+
+from rapidfuzz import fuzz, process
+
+from .records import frozen
 
 # spec: telephony.md "Limits" — "Screening names per request: 2000, each 200 characters".
 MAX_NAMES_PER_REQUEST = 2000

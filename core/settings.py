@@ -14,16 +14,6 @@ one's value while its own is null (``voice.phone.*`` follows ``voice.*``;
 
 from __future__ import annotations
 
-import dataclasses
-import enum
-from typing import Any, Callable, Mapping
-
-from .egress import parse_allow_hosts
-from .forwarded import parse_trusted_proxies
-from .host_port import parse_host_port
-from .phone_numbers import is_region
-from .records import frozen
-
 __all__ = [
     "AREAS",
     "Access",
@@ -36,6 +26,16 @@ __all__ = [
     "check_runtime_value",
     "resolve",
 ]
+
+import dataclasses
+import enum
+from typing import Any, Callable, Mapping
+
+from .egress import parse_allow_hosts
+from .forwarded import parse_trusted_proxies
+from .host_port import parse_host_port
+from .phone_numbers import is_region
+from .records import frozen
 
 
 class Access(enum.Enum):

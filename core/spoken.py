@@ -13,13 +13,13 @@ A bare hour is taken as office hours mean it: "at two" is 2 pm, "at ten" is 10 a
 
 from __future__ import annotations
 
+__all__ = ["read_clock", "read_day", "read_digits", "read_reference", "say_when",
+           "spoken_numbers"]
+
 import datetime as dt
 import re
 
 import dateparser
-
-__all__ = ["read_clock", "read_day", "read_digits", "read_reference", "say_when",
-           "spoken_numbers"]
 
 _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
           "fourteen fifteen sixteen seventeen eighteen nineteen").split()

@@ -7,9 +7,9 @@ wait, up to a ceiling, per account and per source address separately.
 
 from __future__ import annotations
 
-from .records import frozen
-
 __all__ = ["ThrottlePolicy", "ACCOUNT_POLICY", "ADDRESS_POLICY", "seconds_to_wait"]
+
+from .records import frozen
 
 
 @frozen

@@ -23,13 +23,6 @@ redeemed  identifier
 
 from __future__ import annotations
 
-import enum
-from dataclasses import replace
-
-from ._transitions import look_up
-from .errors import LocalProtocolError
-from .records import frozen
-
 __all__ = [
     "TICKET_LIFETIME_SECONDS",
     "TRANSITIONS",
@@ -42,6 +35,13 @@ __all__ = [
     "present_ticket",
     "transition",
 ]
+
+import enum
+from dataclasses import replace
+
+from ._transitions import look_up
+from .errors import LocalProtocolError
+from .records import frozen
 
 # spec: telephony.md "Limits" — "Ticket lifetime: 30 seconds, redeemed once".
 TICKET_LIFETIME_SECONDS = 30.0

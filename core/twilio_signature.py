@@ -21,12 +21,6 @@ Pure: the app reads the body, the header and the credential and asks :func:`veri
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-from typing import Iterable, Mapping, Sequence
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
-
 __all__ = [
     "FormError",
     "compute_signature",
@@ -35,6 +29,12 @@ __all__ = [
     "url_variants",
     "verify",
 ]
+
+import base64
+import hashlib
+import hmac
+from typing import Iterable, Mapping, Sequence
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 Params = Mapping[str, str] | Sequence[tuple[str, str]]
 

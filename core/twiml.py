@@ -15,10 +15,10 @@ a value cannot close an element or inject another verb. Pure: strings in, bytes 
 
 from __future__ import annotations
 
+__all__ = ["CONTENT_TYPE", "connect_stream", "dial", "empty", "hangup", "reject"]
+
 import xml.etree.ElementTree as ET
 from typing import Mapping
-
-__all__ = ["CONTENT_TYPE", "connect_stream", "dial", "empty", "hangup", "reject"]
 
 CONTENT_TYPE = "text/xml; charset=utf-8"
 

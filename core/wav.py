@@ -18,10 +18,6 @@ form with ``cbSize`` 0; libsndfile and sox read exactly this.
 
 from __future__ import annotations
 
-import struct
-
-from .records import frozen
-
 __all__ = [
     "FORMAT_MULAW",
     "FORMAT_PCM",
@@ -35,6 +31,10 @@ __all__ = [
     "read_wav_header",
     "ulaw_header",
 ]
+
+import struct
+
+from .records import frozen
 
 FORMAT_PCM = 0x0001  #: WAVE_FORMAT_PCM
 FORMAT_MULAW = 0x0007  #: WAVE_FORMAT_MULAW (G.711 μ-law)

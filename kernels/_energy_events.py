@@ -1,8 +1,8 @@
 """What a voice-activity detector reports for a frame; shared by both energy twins."""
 
-import enum
-
 __all__ = ("VoiceEvent",)
+
+import enum
 
 
 class VoiceEvent(enum.IntFlag):

@@ -7,11 +7,11 @@ up to one unit, 1/32768, lower.)
 
 from __future__ import annotations
 
+__all__ = ("Detector", "rms", "zero_crossings")
+
 import math
 
 from kernels._energy_events import VoiceEvent
-
-__all__ = ("Detector", "rms", "zero_crossings")
 
 _SPEECH_START = VoiceEvent.SPEECH_START.value
 _SPEECH_END = VoiceEvent.SPEECH_END.value

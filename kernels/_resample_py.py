@@ -14,11 +14,11 @@ int16. The compiled twin computes the same sums, so both give identical bytes.
 
 from __future__ import annotations
 
+__all__ = ("Resampler", "resample")
+
 from array import array
 
 from kernels._resample_spec import filter_taps, output_length
-
-__all__ = ("Resampler", "resample")
 
 
 def _samples(frame) -> memoryview:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+__all__ = ("FilterTaps", "filter_taps", "output_length")
+
 from typing import NamedTuple
 
 from kernels._resample_taps import FILTERS
-
-__all__ = ("FilterTaps", "filter_taps", "output_length")
 
 
 class FilterTaps(NamedTuple):

@@ -1,10 +1,10 @@
 """Streaming resampler (8 <-> 16 kHz, 24 -> 16 and 8 kHz, 22.05 -> 16 kHz): kernel or twin."""
 
+__all__ = ("Resampler", "resample")
+
 from typing import TYPE_CHECKING
 
 from kernels import NO_EXTENSIONS
-
-__all__ = ("Resampler", "resample")
 
 if TYPE_CHECKING or NO_EXTENSIONS:
     from kernels._resample_py import Resampler, resample

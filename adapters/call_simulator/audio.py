@@ -8,15 +8,6 @@ rate the resampling kernels convert: 8000, 16000 or 24000 Hz).
 
 from __future__ import annotations
 
-import array
-import math
-import random
-import wave
-from pathlib import Path
-
-from kernels.energy import rms
-from kernels.resample import resample
-
 __all__ = [
     "AUDIBLE_RMS",
     "CALL_RATE",
@@ -32,6 +23,15 @@ __all__ = [
     "to_call_rate",
     "write_wav",
 ]
+
+import array
+import math
+import random
+import wave
+from pathlib import Path
+
+from kernels.energy import rms
+from kernels.resample import resample
 
 CALL_RATE = 8000
 FRAME_BYTES = 320

@@ -19,6 +19,8 @@ pass them on.
 
 from __future__ import annotations
 
+__all__ = ["CarrierLine", "Instruction", "read_instruction", "ring_carrier"]
+
 import secrets
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -38,8 +40,6 @@ from core.carrier_media import (
 from core.errors import RemoteProtocolError
 from core.twilio_signature import compute_signature
 from kernels.ulaw import lin2ulaw, ulaw2lin
-
-__all__ = ["CarrierLine", "Instruction", "read_instruction", "ring_carrier"]
 
 VOICE_PATH = "/api/telephony/carrier/voice"
 STATUS_PATH = "/api/telephony/carrier/status"

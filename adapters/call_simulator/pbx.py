@@ -15,6 +15,8 @@ service has sent no audio for ``INACTIVITY_MS`` (2 seconds). When it ends,
 
 from __future__ import annotations
 
+__all__ = ["PbxLine", "ring_pbx"]
+
 import uuid
 
 import aiohttp
@@ -28,8 +30,6 @@ from core.audiosocket import AudioReceived, AudioSocketClient, ClientState, Hang
 from core.errors import RemoteProtocolError
 from core.playout import Playout
 from kernels.resample import Resampler
-
-__all__ = ["PbxLine", "ring_pbx"]
 
 ANSWER_PATH = "/api/telephony/pbx/answer"
 CONTINUE_PATH = "/api/telephony/pbx/continue"

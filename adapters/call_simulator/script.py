@@ -26,13 +26,6 @@ When the script runs out the caller hangs up.
 
 from __future__ import annotations
 
-import enum
-from typing import Iterable, Union
-
-from adapters.call_simulator.audio import FRAME_SECONDS, SILENT_FRAME, frames_of, to_call_rate
-from adapters.speech import Synthesiser
-from core.records import frozen
-
 __all__ = [
     "Action",
     "AwaitHangup",
@@ -49,6 +42,13 @@ __all__ = [
     "Turn",
     "prepare",
 ]
+
+import enum
+from typing import Iterable, Union
+
+from adapters.call_simulator.audio import FRAME_SECONDS, SILENT_FRAME, frames_of, to_call_rate
+from adapters.speech import Synthesiser
+from core.records import frozen
 
 
 @frozen

@@ -10,6 +10,8 @@ end of each of the caller's turns to the first audible reply.
 
 from __future__ import annotations
 
+__all__ = ["CallReport", "Ear", "Link", "Reply", "Timing", "converse", "transcribe"]
+
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -23,8 +25,6 @@ from adapters.call_simulator.audio import (
 )
 from adapters.call_simulator.script import Action, Caller, Turn
 from adapters.speech import Recogniser, SpeechUnavailable
-
-__all__ = ["CallReport", "Ear", "Link", "Reply", "Timing", "converse", "transcribe"]
 
 #: Quiet shorter than this inside the line's speech (between words and sentences)
 #: does not split it into two replies.

@@ -6,10 +6,10 @@ then the waits from the end of each of the caller's turns to the first reply aud
 
 from __future__ import annotations
 
+__all__ = ["describe"]
+
 from adapters.call_simulator.audio import CALL_RATE
 from adapters.call_simulator.session import CallReport
-
-__all__ = ["describe"]
 
 _ENDINGS = {
     "caller": "the caller hung up",

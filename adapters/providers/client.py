@@ -13,6 +13,8 @@ re-measures all three).
 
 from __future__ import annotations
 
+__all__ = ["ProviderClient", "Timeouts", "Upstream"]
+
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from types import TracebackType
@@ -39,8 +41,6 @@ from core.sse import (
     model_ids,
     upstream_error_message,
 )
-
-__all__ = ["ProviderClient", "Timeouts", "Upstream"]
 
 _MAX_BODY_BYTES = 16 * 1024 * 1024  # a whole non-streamed answer
 _MAX_ERROR_BYTES = 64 * 1024  # enough for any error message, not for an abuse

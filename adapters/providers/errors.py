@@ -16,12 +16,6 @@ goes to the log, with the request id, when the failure is mapped (``detail``).
 
 from __future__ import annotations
 
-import logging
-from types import TracebackType
-
-from adapters.providers.http1 import ConnectFailed, InvalidRequest
-from core.errors import RemoteProtocolError
-
 __all__ = [
     "UpstreamDisconnected",
     "UpstreamError",
@@ -31,6 +25,12 @@ __all__ = [
     "UpstreamUnavailable",
     "map_exceptions",
 ]
+
+import logging
+from types import TracebackType
+
+from adapters.providers.http1 import ConnectFailed, InvalidRequest
+from core.errors import RemoteProtocolError
 
 # Upstream refusals that are about the caller's request and read the same to our own
 # client; anything else (401/403 of our provider key, 5xx) is our gateway's failure.

@@ -21,6 +21,8 @@ stream that keeps producing is never cut.
 
 from __future__ import annotations
 
+__all__ = ["ConnectFailed", "Connection", "Http1Pool", "InvalidRequest", "Response"]
+
 import asyncio
 import functools
 import ssl
@@ -35,8 +37,6 @@ import httptools
 
 from adapters.deadline import Deadline
 from core.errors import RemoteProtocolError
-
-__all__ = ["ConnectFailed", "Connection", "Http1Pool", "InvalidRequest", "Response"]
 
 #: Idle connections older than this are closed rather than used (servers close theirs
 #: after 5–75 s; aiohttp keeps its own 15 s).

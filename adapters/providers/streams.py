@@ -13,6 +13,8 @@ and the end-of-stream check. Opening and closing the response is the client's jo
 
 from __future__ import annotations
 
+__all__ = ["ChunkStream", "RawRelay"]
+
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -20,8 +22,6 @@ from typing import Any
 from adapters.providers.errors import UpstreamProtocolError, UpstreamStatusError, map_exceptions
 from adapters.providers.http1 import Response
 from core.sse import DONE, SSEParser, StreamTally, decode_chat_event, is_usage_chunk
-
-__all__ = ["ChunkStream", "RawRelay"]
 
 
 class _EventStreamReader:

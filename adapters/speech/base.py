@@ -8,12 +8,6 @@ The engines themselves live beside this module, one concern each.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import AsyncIterator
-from typing import Protocol, runtime_checkable
-
-from core.records import frozen
-
 __all__ = [
     "RECOGNITION_RATES",
     "SYNTHESIS_RATES",
@@ -24,6 +18,12 @@ __all__ = [
     "TurnDetector",
     "whole_samples",
 ]
+
+import functools
+from collections.abc import AsyncIterator
+from typing import Protocol, runtime_checkable
+
+from core.records import frozen
 
 #: Rates a synthesiser may speak at: the ones kernels/resample converts to 8 kHz.
 SYNTHESIS_RATES = (8000, 16000, 24000)

@@ -15,6 +15,8 @@ never waits long behind another.
 
 from __future__ import annotations
 
+__all__ = ["ESPEAK_RATE", "LocalSynthesiser", "phoneme_mnemonics"]
+
 import ctypes
 import threading
 from collections.abc import AsyncIterator
@@ -24,8 +26,6 @@ import anyio
 
 from adapters.speech.base import SpeechUnavailable
 from kernels.resample import Resampler
-
-__all__ = ["ESPEAK_RATE", "LocalSynthesiser", "phoneme_mnemonics"]
 
 ENGINE = "local eSpeak NG"
 ESPEAK_RATE = 22050  #: what the library produces

@@ -10,6 +10,8 @@ mean is the engines' business (``openai.py``, ``turns.py``).
 
 from __future__ import annotations
 
+__all__ = ["Endpoint", "SpeechHttp", "gated_request", "map_exceptions"]
+
 import json
 import logging
 from collections.abc import AsyncIterator, Collection, Iterator
@@ -25,8 +27,6 @@ from adapters.session_pool import LazySession
 from adapters.speech.base import SpeechTimeouts, SpeechUnavailable
 from core.records import frozen
 from core.redaction import redact
-
-__all__ = ["Endpoint", "SpeechHttp", "gated_request", "map_exceptions"]
 
 _MAX_ERROR_BYTES = 16 * 1024
 log = logging.getLogger("svc.speech")

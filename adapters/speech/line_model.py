@@ -15,6 +15,8 @@ there whole, so a decoder never reads half a model.
 
 from __future__ import annotations
 
+__all__ = ["LineModel", "build_in_worker", "build_line_model", "bundled_dictionary"]
+
 import os
 import shutil
 from pathlib import Path
@@ -24,8 +26,6 @@ import anyio.to_process
 from adapters.speech.espeak import phoneme_mnemonics
 from core.records import frozen
 from core.speech_model import UnknownPhoneme, cmu_phones
-
-__all__ = ["LineModel", "build_in_worker", "build_line_model", "bundled_dictionary"]
 
 LM_FILE = "line.lm"
 DICTIONARY_FILE = "line.dict"

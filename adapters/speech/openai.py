@@ -12,6 +12,8 @@ spec: DESIGN.md "speech" — synthesis streamed, recognition per turn.
 
 from __future__ import annotations
 
+__all__ = ["OpenAIRecogniser", "OpenAISynthesiser"]
+
 import json
 from collections.abc import AsyncIterator
 from dataclasses import KW_ONLY, dataclass
@@ -21,8 +23,6 @@ import aiohttp
 from adapters.speech.base import SpeechTimeouts, SpeechUnavailable, whole_samples
 from adapters.speech.http import Endpoint, SpeechHttp, map_exceptions, request
 from core.wav import pcm16_wav
-
-__all__ = ["OpenAIRecogniser", "OpenAISynthesiser"]
 
 #: OpenAI's ``pcm`` response format: 24 kHz, 16-bit signed little-endian, mono.
 PCM_RATE = 24000

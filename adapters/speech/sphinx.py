@@ -26,6 +26,8 @@ Two facts shape it:
 
 from __future__ import annotations
 
+__all__ = ["MODEL_RATE", "LocalRecogniser"]
+
 from pathlib import Path
 
 import anyio
@@ -36,8 +38,6 @@ from adapters.speech.base import SpeechUnavailable, whole_samples
 from adapters.speech.line_model import LineModel
 from kernels.energy import rms
 from kernels.resample import Resampler
-
-__all__ = ["MODEL_RATE", "LocalRecogniser"]
 
 ENGINE = "local PocketSphinx"
 MODEL_RATE = 16000  #: the bundled en-us model's rate

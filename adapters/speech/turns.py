@@ -24,13 +24,13 @@ this machine or the local network is put there).
 
 from __future__ import annotations
 
+__all__ = ["TURN_TIMEOUTS", "HttpTurnDetector"]
+
 import json
 from dataclasses import KW_ONLY, dataclass
 
 from adapters.speech.base import SpeechTimeouts, SpeechUnavailable
 from adapters.speech.http import Endpoint, SpeechHttp, gated_request, map_exceptions
-
-__all__ = ["TURN_TIMEOUTS", "HttpTurnDetector"]
 
 #: A turn waits on this answer, so it must be quick; the pipeline's own ceiling (four
 #: times the pause) bounds the wait in any case.

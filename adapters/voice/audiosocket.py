@@ -24,6 +24,14 @@ are handed on as they come. Asterisk gives up on a connection that sends nothing
 
 from __future__ import annotations
 
+__all__ = [
+    "IDENTIFY_SECONDS",
+    "AudioSocketTransport",
+    "bind_audiosocket",
+    "serve_audiosocket",
+    "serve_audiosockets",
+]
+
 import logging
 import socket
 from collections import deque
@@ -57,14 +65,6 @@ from core.audiosocket import (
 from core.errors import RemoteProtocolError
 from core.host_port import parse_host_port
 from kernels.resample import Resampler
-
-__all__ = [
-    "IDENTIFY_SECONDS",
-    "AudioSocketTransport",
-    "bind_audiosocket",
-    "serve_audiosocket",
-    "serve_audiosockets",
-]
 
 log = logging.getLogger("svc.voice.audiosocket")
 

@@ -24,6 +24,8 @@ caller's ear: a busy moment of the process then costs none of what the caller he
 
 from __future__ import annotations
 
+__all__ = ["IDENTIFY_SECONDS", "CarrierTransport", "TextSocket", "serve_carrier_stream"]
+
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -45,8 +47,6 @@ from core.carrier_media import (
 )
 from core.errors import RemoteProtocolError
 from kernels.ulaw import lin2ulaw, ulaw2lin
-
-__all__ = ["IDENTIFY_SECONDS", "CarrierTransport", "TextSocket", "serve_carrier_stream"]
 
 log = logging.getLogger("svc.voice.carrier")
 

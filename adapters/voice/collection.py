@@ -43,6 +43,10 @@ so that no full collection walks it while calls play or requests are served.
 
 from __future__ import annotations
 
+__all__ = ["GROWTH_AT_LEAST", "IDLE_SWEEP_GAP_SECONDS", "MIDDLE_EVERY", "OLD_EVERY", "POSTPONED_AT_MOST", "SLACK_KEPT",
+           "CollectionSchedule", "CollectionStats", "NoSchedule", "generation_due",
+           "resident_bytes", "sweep_due"]
+
 import gc
 import logging
 import math
@@ -50,10 +54,6 @@ import os
 import time
 
 from adapters.voice.transport import FRAME_SECONDS
-
-__all__ = ["GROWTH_AT_LEAST", "IDLE_SWEEP_GAP_SECONDS", "MIDDLE_EVERY", "OLD_EVERY", "POSTPONED_AT_MOST", "SLACK_KEPT",
-           "CollectionSchedule", "CollectionStats", "NoSchedule", "generation_due",
-           "resident_bytes", "sweep_due"]
 
 log = logging.getLogger("svc.voice.collection")
 

@@ -22,6 +22,8 @@ group, until cancelled. asyncio only (the service runs on uvloop).
 
 from __future__ import annotations
 
+__all__ = ["READ_BUFFER_LIMIT", "WRITE_BUFFER_LIMIT", "FrameStream", "serve_frame_streams"]
+
 import asyncio
 import socket
 from collections import deque
@@ -31,8 +33,6 @@ from typing import Any
 import anyio
 import sniffio
 from anyio.abc import ByteStream, SocketAttribute
-
-__all__ = ["READ_BUFFER_LIMIT", "WRITE_BUFFER_LIMIT", "FrameStream", "serve_frame_streams"]
 
 #: Received bytes kept while nobody reads, before the peer is paused (TCP flow control).
 READ_BUFFER_LIMIT = 64 * 1024

@@ -47,6 +47,8 @@ runs each time (``anyio.current_time`` does, through ``sniffio``).
 
 from __future__ import annotations
 
+__all__ = ["FrameTicker", "TickMember", "frame_ticker", "loop_clock"]
+
 import asyncio
 import logging
 import math
@@ -59,8 +61,6 @@ import sniffio
 
 from adapters.voice.collection import CollectionSchedule, NoSchedule
 from adapters.voice.transport import FRAME_SECONDS
-
-__all__ = ["FrameTicker", "TickMember", "frame_ticker", "loop_clock"]
 
 log = logging.getLogger("svc.voice.pacing")
 

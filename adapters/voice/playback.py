@@ -44,6 +44,9 @@ with silence, so no frame is ever empty or short.
 
 from __future__ import annotations
 
+__all__ = ["CATCH_UP_FRAMES", "MAX_OWED_FRAMES", "QUEUE_FRAMES", "STALLED_SECONDS", "Framer",
+           "Pacing", "Player"]
+
 from collections import deque
 from collections.abc import Callable
 
@@ -52,9 +55,6 @@ import anyio
 from adapters.voice.pacing import FrameTicker, frame_ticker
 from adapters.voice.transport import (FRAME_BYTES, FRAME_SECONDS, CallTransport,
                                       FrameWriter, TransportBroken)
-
-__all__ = ["CATCH_UP_FRAMES", "MAX_OWED_FRAMES", "QUEUE_FRAMES", "STALLED_SECONDS", "Framer",
-           "Pacing", "Player"]
 
 #: Frames queued ahead per call at most (2 s): ``play`` waits beyond this, and goes
 #: on once half have gone out. A synthesiser that stalls (a remote one over a slow

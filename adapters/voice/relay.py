@@ -16,14 +16,14 @@ it is given first. The transport then takes over what ended it by reading as usu
 
 from __future__ import annotations
 
+__all__ = ["Defers", "HandOver", "HandsOver", "ReadChunk"]
+
 from collections.abc import Callable
 from typing import Protocol
 
 import anyio
 
 from adapters.voice.transport import hand_on
-
-__all__ = ["Defers", "HandOver", "HandsOver", "ReadChunk"]
 
 #: Parses one chunk read and hands the audio and keys that lead what it brought to the
 #: function given; True when nothing else came (the hand-over goes on).

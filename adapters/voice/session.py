@@ -28,6 +28,8 @@ being unavailable (logged), so one bad engine cannot take the call's loop down.
 
 from __future__ import annotations
 
+__all__ = ["CallAgent", "CallSetup", "Recorder", "TurnTimings", "run_call"]
+
 import contextlib
 import logging
 import math
@@ -51,8 +53,6 @@ from core.call_outcome import CallInput
 from core.records import frozen
 from kernels.energy import rms, zero_crossings
 from kernels.resample import Resampler
-
-__all__ = ["CallAgent", "CallSetup", "Recorder", "TurnTimings", "run_call"]
 
 log = logging.getLogger("svc.voice")
 

@@ -21,12 +21,6 @@ being protocols, any object of that shape drives a session, fakes included.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Callable
-
-from adapters.speech.base import Recogniser, Synthesiser, TurnDetector
-from core.records import frozen
-
 __all__ = [
     "FRAME_BYTES",
     "FRAME_SECONDS",
@@ -42,6 +36,12 @@ __all__ = [
     "ignore_key",
     "pull_audio",
 ]
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+
+from adapters.speech.base import Recogniser, Synthesiser, TurnDetector
+from core.records import frozen
 
 #: Both transports carry 8 kHz audio.
 LINE_RATE = 8000

@@ -5,6 +5,6 @@
 the scripts that fill each page from ``/api`` live beside them as package data.
 """
 
-from app.console.pages import register
-
 __all__ = ["register"]
+
+from app.console.pages import register

@@ -19,6 +19,8 @@ sent exactly when its change is stored.
 
 from __future__ import annotations
 
+__all__ = ["Appointments", "Booking", "SlotRefused", "appointment_view", "parse_instant"]
+
 import datetime as dt
 import secrets
 from collections.abc import Awaitable, Callable
@@ -53,8 +55,6 @@ from core.diary import (
 from core.errors import LocalProtocolError
 from core.notifications import EventKind, notification_text
 from core.records import frozen
-
-__all__ = ["Appointments", "Booking", "SlotRefused", "appointment_view", "parse_instant"]
 
 MAX_NAME, MAX_SUBJECT, MAX_CONTACT = 200, 500, 200
 _REFERENCE_TRIES = 8  # ~47 million references: a clash is rare, eight in a row never

@@ -24,6 +24,8 @@ first pass, as the slots offer it.
 
 from __future__ import annotations
 
+__all__ = ["CallTools", "OFFERED_TIMES"]
+
 import datetime as dt
 import re
 from collections.abc import Awaitable, Callable
@@ -49,8 +51,6 @@ from core.diary import (
 )
 from core.pipeline import ToolFailed, ToolSpec
 from core.screening import Verdict, transfer_allowed
-
-__all__ = ["CallTools", "OFFERED_TIMES"]
 
 OFFERED_TIMES = 3  # a caller can hold three times in mind, not more
 

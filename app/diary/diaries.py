@@ -13,6 +13,8 @@ A write may leave fields out: they keep their current (or default) values, excep
 
 from __future__ import annotations
 
+__all__ = ["DEFAULT_DIARY", "Diaries", "StoredDiary", "diary_zone", "load_diary"]
+
 import datetime as dt
 import json
 from typing import TYPE_CHECKING, Any
@@ -28,8 +30,6 @@ from core.diary import Diary, DiaryError, OpeningPeriod, parse_diary
 
 if TYPE_CHECKING:  # the clock reads a diary's zone from here
     from app.diary.clock import Clock
-
-__all__ = ["DEFAULT_DIARY", "Diaries", "StoredDiary", "diary_zone", "load_diary"]
 
 DEFAULT_DIARY = Diary(timezone="UTC", slot_minutes=30, lead_minutes=60, horizon_days=60,
                       enabled=False, hours=())

@@ -13,6 +13,8 @@ characters, null clears it) records what was done.
 
 from __future__ import annotations
 
+__all__ = ["STATUSES", "Enquiries", "enquiry_view"]
+
 from typing import Any
 from uuid import UUID
 
@@ -23,8 +25,6 @@ from app.services.access import parse_id
 from app.services.call_context import CallContext
 from app.services.listing import equals, listing_query
 from core.notifications import EventKind, notification_text
-
-__all__ = ["STATUSES", "Enquiries", "enquiry_view"]
 
 STATUSES = ("new", "in_hand", "done")
 MAX_NAME, MAX_SUBJECT, MAX_MESSAGE, MAX_NOTE = 200, 500, 4000, 2000

@@ -14,6 +14,8 @@ name twice: the second's insert skips it.
 
 from __future__ import annotations
 
+__all__ = ["MAX_NOTE", "ScreeningList"]
+
 from typing import Any
 from uuid import UUID
 
@@ -29,8 +31,6 @@ from core.screening import (
     normalise_name,
     parse_pasted_names,
 )
-
-__all__ = ["MAX_NOTE", "ScreeningList"]
 
 MAX_NOTE = 500
 # A paste is at most 2000 names of 200 characters; a body far beyond that is not one.

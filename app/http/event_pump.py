@@ -11,6 +11,8 @@ can send a keep-alive while slow work (retrieval, tools) runs.
 
 from __future__ import annotations
 
+__all__ = ["IDLE", "Idle", "pumped"]
+
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import aclosing, suppress
@@ -21,8 +23,6 @@ from anyio.streams.memory import MemoryObjectSendStream
 from blacksheep import Request
 
 from app.http.disconnect import cancelled_on_disconnect
-
-__all__ = ["IDLE", "Idle", "pumped"]
 
 Event = TypeVar("Event")
 

@@ -15,14 +15,14 @@ deletion goes ahead.
 
 from __future__ import annotations
 
+__all__ = ["UNREADABLE", "finish_attempt", "start_attempt"]
+
 from uuid import UUID
 
 from adapters.notify_sender import PostResult, Result
 from app import db
 
 _LOCK_TIMEOUT = "5s"
-
-__all__ = ["UNREADABLE", "finish_attempt", "start_attempt"]
 
 #: The outcome when the stored url cannot be opened: the encryption key changed.
 UNREADABLE = PostResult(Result.FAILED, None,

@@ -10,12 +10,12 @@ The worker (``app.notify.worker``) posts them later.
 
 from __future__ import annotations
 
+__all__ = ["enqueue"]
+
 from typing import Any
 from uuid import UUID
 
 from core.notifications import MAX_TEXT_LENGTH, TARGET_EVENTS, EventKind
-
-__all__ = ["enqueue"]
 
 _ENQUEUE = """
     INSERT INTO notify_outbox (target_id, account_id, event, text, subject_id)

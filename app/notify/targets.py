@@ -17,6 +17,8 @@ so each caller gets a small burst, then one test every ``TEST_PACE.refill_second
 
 from __future__ import annotations
 
+__all__ = ["NotifyTargets", "URL_PURPOSE", "SECRET_PURPOSE", "open_target", "public_view"]
+
 import datetime as dt
 import secrets
 import time
@@ -43,8 +45,6 @@ from core.notifications import (
     TargetKind,
     build_request,
 )
-
-__all__ = ["NotifyTargets", "URL_PURPOSE", "SECRET_PURPOSE", "open_target", "public_view"]
 
 URL_PURPOSE = "notify_target.url"
 SECRET_PURPOSE = "notify_target.secret"

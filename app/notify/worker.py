@@ -30,6 +30,8 @@ How rows move:
 
 from __future__ import annotations
 
+__all__ = ["OutboxWorker"]
+
 import asyncio
 import logging
 import random
@@ -55,8 +57,6 @@ from core.notifications import (
     is_retryable,
     next_attempt_delay,
 )
-
-__all__ = ["OutboxWorker"]
 
 log = logging.getLogger("svc.notify")
 

@@ -29,6 +29,8 @@ after it an ``error`` frame and ``[DONE]``. A non-streamed failure after a side-
 
 from __future__ import annotations
 
+__all__ = ["AGENT_PREFIX", "CHAT_HEADER", "KEEP_ALIVE_SECONDS", "answer", "answer_local"]
+
 import hashlib
 import logging
 import time
@@ -74,8 +76,6 @@ from core.pipeline import (
     whole_answer_annotations,
 )
 from core.sse import ChunkEncoder, EncoderState, assemble_completion
-
-__all__ = ["AGENT_PREFIX", "CHAT_HEADER", "KEEP_ALIVE_SECONDS", "answer", "answer_local"]
 
 log = logging.getLogger("svc.v1")
 

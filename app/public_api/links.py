@@ -9,11 +9,11 @@ before it gets here.
 
 from __future__ import annotations
 
+__all__ = ["public_base"]
+
 from blacksheep import Request
 
 from app.config import BootConfig
-
-__all__ = ["public_base"]
 
 
 def public_base(request: Request, boot: BootConfig) -> str:

@@ -21,6 +21,8 @@ that did not answer has stopped trusting its cache, since its heartbeat lapsed.
 
 from __future__ import annotations
 
+__all__ = ["ACK_TIMEOUT", "AuthChanges", "LISTENER_NAME"]
+
 import asyncio
 import contextlib
 import logging
@@ -34,8 +36,6 @@ import asyncpg
 from app import db
 from app.piccolo_conf import DB
 from app.services.identity_cache import IdentityCache
-
-__all__ = ["ACK_TIMEOUT", "AuthChanges", "LISTENER_NAME"]
 
 log = logging.getLogger("svc.auth_changes")
 

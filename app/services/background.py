@@ -5,12 +5,12 @@ no task that could still write after it."""
 
 from __future__ import annotations
 
+__all__ = ["BackgroundTask"]
+
 import asyncio
 import contextlib
 from collections.abc import Callable, Coroutine
 from typing import Any
-
-__all__ = ["BackgroundTask"]
 
 
 class BackgroundTask:

@@ -14,15 +14,15 @@ voice session lets the answer being spoken finish, then hangs up.
 
 from __future__ import annotations
 
+__all__ = ["BUILTIN_CALL_TOOLS", "BUILTIN_TOOLS", "CURRENT_TIME", "END_CALL", "ON_EVERY_CALL",
+           "current_time", "end_call"]
+
 import datetime as dt
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from app.services.call_context import CallContext
 from core.pipeline import ToolFailed, ToolSpec
-
-__all__ = ["BUILTIN_CALL_TOOLS", "BUILTIN_TOOLS", "CURRENT_TIME", "END_CALL", "ON_EVERY_CALL",
-           "current_time", "end_call"]
 
 CURRENT_TIME = ToolSpec(
     name="current_time",

@@ -17,12 +17,12 @@ transfer gate), "Tools on a call".
 
 from __future__ import annotations
 
+__all__ = ["CHANGE_ATTEMPTS_PER_CALL", "CallContext"]
+
 from dataclasses import dataclass
 from uuid import UUID
 
 from core.diary import MAX_CHANGE_ATTEMPTS
-
-__all__ = ["CHANGE_ATTEMPTS_PER_CALL", "CallContext"]
 
 #: spec: "Limits" — change-by-telephone attempts, 3 per call (``core.diary``'s rule)
 CHANGE_ATTEMPTS_PER_CALL = MAX_CHANGE_ATTEMPTS

@@ -15,6 +15,8 @@ did not exist. The public API continues only the caller's own chats
 
 from __future__ import annotations
 
+__all__ = ["Chats", "chat_view", "message_view"]
+
 import datetime as dt
 import json
 import time
@@ -30,8 +32,6 @@ from app.tables import Chat, ChatMessage
 from core.access import Reach
 from core.generation import GenerationOptions
 from core.pipeline import AppToolPolicy, Citation, Finished, PipelineEvent, ToolPolicy
-
-__all__ = ["Chats", "chat_view", "message_view"]
 
 MAX_CONTENT_CHARS = 32_000
 MAX_TITLE_CHARS = 200

@@ -18,6 +18,8 @@ a change notice were somehow missed.
 
 from __future__ import annotations
 
+__all__ = ["IdentityCache"]
+
 import datetime as dt
 import math
 import time
@@ -25,8 +27,6 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from core.records import frozen
-
-__all__ = ["IdentityCache"]
 
 T = TypeVar("T")
 

@@ -13,13 +13,13 @@ and ``below`` check the names they are given all the same.
 
 from __future__ import annotations
 
+__all__ = ["Condition", "below", "equals", "listing_query", "where"]
+
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from core.records import frozen
-
-__all__ = ["Condition", "below", "equals", "listing_query", "where"]
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]*")
 

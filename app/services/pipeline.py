@@ -21,6 +21,9 @@ closes its connection. Consume it as ``async with aclosing(pipeline.run(r)) as e
 
 from __future__ import annotations
 
+__all__ = ["AgentProfile", "Pipeline", "Retriever", "TurnRequest", "call_tool_policy",
+           "load_agent"]
+
 import datetime as dt
 import json
 import logging
@@ -76,9 +79,6 @@ from core.pipeline import (
     tool_result_message,
 )
 from core.records import frozen
-
-__all__ = ["AgentProfile", "Pipeline", "Retriever", "TurnRequest", "call_tool_policy",
-           "load_agent"]
 
 log = logging.getLogger("svc.pipeline")
 

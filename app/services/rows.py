@@ -4,6 +4,8 @@ of those rows on the record."""
 
 from __future__ import annotations
 
+__all__ = ["delete_on_record", "find_by_id"]
+
 from typing import Any
 from uuid import UUID
 
@@ -12,8 +14,6 @@ from piccolo.table import Table
 from app.errors import NotFound
 from app.services.audit import AuditLog
 from core.ids import id_or_none
-
-__all__ = ["delete_on_record", "find_by_id"]
 
 
 async def find_by_id(table: type[Table], value: UUID | str, what: str) -> dict[str, Any]:

@@ -6,6 +6,8 @@ account or a revoked session stops working on the very next request.
 
 from __future__ import annotations
 
+__all__ = ["Sessions", "COOKIE_NAME", "fingerprint", "Account"]
+
 import datetime as dt
 import hashlib
 import secrets
@@ -58,6 +60,3 @@ class Sessions:
         await AuthSession.delete().where(
             (AuthSession.account_id == account_id)
             & (AuthSession.token_sha256 != fingerprint(keep_token)))
-
-
-__all__ = ["Sessions", "COOKIE_NAME", "fingerprint", "Account"]

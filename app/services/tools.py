@@ -17,6 +17,9 @@ pipeline's job (``app.services.pipeline``).
 
 from __future__ import annotations
 
+__all__ = ["CallToolHandler", "HttpTools", "Tool", "ToolHandler", "ToolRegistry",
+           "public_view", "spec_view"]
+
 import datetime as dt
 import re
 from collections.abc import Awaitable, Callable, Collection, Sequence
@@ -34,9 +37,6 @@ from app.services.rows import delete_on_record
 from app.tables import HttpTool
 from core.pipeline import TOOL_NAME, ToolFailed, ToolSpec, check_parameters_schema
 from core.records import frozen
-
-__all__ = ["CallToolHandler", "HttpTools", "Tool", "ToolHandler", "ToolRegistry",
-           "public_view", "spec_view"]
 
 ToolHandler = Callable[[dict[str, Any]], Awaitable[Any]]
 #: a handler that also receives the call it runs on (None outside telephone calls)

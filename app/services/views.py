@@ -6,12 +6,12 @@ only what it words or works out itself.
 
 from __future__ import annotations
 
+__all__ = ["json_value", "view_of"]
+
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import Any
 from uuid import UUID
-
-__all__ = ["json_value", "view_of"]
 
 
 def json_value(value: Any) -> Any:

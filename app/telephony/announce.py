@@ -13,6 +13,8 @@ logged and the call's outcome stands.
 
 from __future__ import annotations
 
+__all__ = ["Announcements"]
+
 import logging
 from uuid import UUID
 
@@ -26,8 +28,6 @@ from core.call_announcement import (
     call_link,
 )
 from core.withheld_numbers import is_withheld
-
-__all__ = ["Announcements"]
 
 log = logging.getLogger("svc.telephony.announce")
 

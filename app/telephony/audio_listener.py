@@ -16,6 +16,8 @@ check.
 
 from __future__ import annotations
 
+__all__ = ["AudioListener", "BoundListener"]
+
 import logging
 import socket
 
@@ -30,8 +32,6 @@ from app.telephony.admission import DATABASE_ERRORS
 from app.telephony.listener_state import ListenerState
 from app.telephony.voice import CallVoice
 from core.host_port import InvalidHostPort, parse_host_port
-
-__all__ = ["AudioListener", "BoundListener"]
 
 #: ``telephony.pbx_listen`` and the socket bound on it (None: it could not be bound).
 BoundListener = tuple[str, socket.socket | None]

@@ -13,6 +13,8 @@ number the line has.
 
 from __future__ import annotations
 
+__all__ = ["NO_ANSWER_TEXT", "CallAgent"]
+
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -29,8 +31,6 @@ from app.services.pipeline import AgentProfile, Pipeline, TurnRequest
 from core.access import Reach
 from core.call_outcome import CallInput
 from core.pipeline import CallToolPolicy, Failed, Finished, TextDelta, ToolFinished, ToolStarted
-
-__all__ = ["NO_ANSWER_TEXT", "CallAgent"]
 
 log = logging.getLogger("svc.telephony.voice")
 

@@ -15,6 +15,8 @@ on (``notifications.enabled``) and the account has at least one enabled target.
 
 from __future__ import annotations
 
+__all__ = ["Compliance"]
+
 from typing import Any
 from uuid import UUID
 
@@ -22,8 +24,6 @@ from app import db
 from app.services.accounts import Identity
 from app.services.settings import Settings
 from core.voice import STANDARD_NOTICE, compose_opening, notice_in_force
-
-__all__ = ["Compliance"]
 
 _LINES = """
 SELECT l.id, l.e164, l.label, l.enabled, l.owner_user_id, l.greeting, l.notice,

@@ -23,6 +23,8 @@ verdict. Once the agent ends it or puts the caller through, it takes no more tur
 
 from __future__ import annotations
 
+__all__ = ["LineConversations", "MAX_TURN_CHARS"]
+
 from typing import Any
 from uuid import UUID
 
@@ -42,8 +44,6 @@ from core.access import Reach
 from core.call_outcome import CallInput
 from core.ids import id_or_none
 from core.refusals import binding_refusal
-
-__all__ = ["LineConversations", "MAX_TURN_CHARS"]
 
 #: A spoken turn is a sentence or two; a typed one is held to a generous paragraph.
 MAX_TURN_CHARS = 2000

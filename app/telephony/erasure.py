@@ -17,6 +17,9 @@ conversation and its file are still being written.
 
 from __future__ import annotations
 
+__all__ = ["CallErasure", "recording_path", "recorded_call_ids", "remove_recording",
+           "tidy_away"]
+
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -32,9 +35,6 @@ from app.services.access import owned_row
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
 from app.tables import TelephonyCall
-
-__all__ = ["CallErasure", "recording_path", "recorded_call_ids", "remove_recording",
-           "tidy_away"]
 
 _RECORDING_NAME = re.compile(r"^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.wav$")
 

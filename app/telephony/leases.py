@@ -19,6 +19,8 @@ process leaves behind is ended by the next process to look, without waiting.
 
 from __future__ import annotations
 
+__all__ = ["CallLeases"]
+
 import asyncio
 import logging
 import os
@@ -33,8 +35,6 @@ from app.telephony.listener_state import ListenerState
 from core.call_leases import LEASE_SECONDS, RENEW_SECONDS, RunningCall, orphaned
 from core.call_outcome import CallInput, CallOutcome, transition
 from core.process_listeners import ProcessListener
-
-__all__ = ["CallLeases"]
 
 log = logging.getLogger("svc.telephony.leases")
 

@@ -8,11 +8,11 @@ now rather than from its last renewal, a few seconds old.
 
 from __future__ import annotations
 
+__all__ = ["process_listeners"]
+
 from app import db
 from app.telephony.leases import CallLeases
 from core.process_listeners import ProcessListener
-
-__all__ = ["process_listeners"]
 
 _LIVE = """
 SELECT instance_id, host, process_id, pbx_listen FROM telephony_lease

@@ -14,6 +14,8 @@ hears nothing (spec: telephony.md "Errors", "notice then silence").
 
 from __future__ import annotations
 
+__all__ = ["LOCAL", "CallEngines", "engines_for_calls", "synthesiser_for"]
+
 from collections.abc import AsyncIterator
 
 from adapters.speech import Recogniser, SpeechUnavailable, Synthesiser, TurnDetector
@@ -27,8 +29,6 @@ from app.crypto import SecretBox
 from app.services.settings import Settings, Snapshot
 from core.egress import parse_allow_hosts
 from core.refusals import streaming_synthesiser_configured
-
-__all__ = ["LOCAL", "CallEngines", "engines_for_calls", "synthesiser_for"]
 
 #: The URL value that selects the built-in engine.
 LOCAL = "local"

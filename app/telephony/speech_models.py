@@ -16,6 +16,8 @@ fingerprints are removed once the new one is in place.
 
 from __future__ import annotations
 
+__all__ = ["LineSpeechModels", "REFRESH_SECONDS"]
+
 import asyncio
 import hashlib
 import logging
@@ -31,8 +33,6 @@ from app.services.settings import Settings
 from app.services.tools import ToolRegistry
 from app.telephony.speech_engines import LOCAL
 from core.speech_model import CORPUS_VERSION, LineText, line_sentences
-
-__all__ = ["LineSpeechModels", "REFRESH_SECONDS"]
 
 log = logging.getLogger("svc.telephony.speech_models")
 

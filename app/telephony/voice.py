@@ -25,6 +25,8 @@ runs the call:
 
 from __future__ import annotations
 
+__all__ = ["CallVoice", "EngineSource", "configured_engines", "phone_dials"]
+
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -53,8 +55,6 @@ from core.access import Reach
 from core.call_outcome import CallInput, CallOutcome
 from core.voice import EndCall, PhoneDials, compose_opening
 from core.withheld_numbers import is_withheld
-
-__all__ = ["CallVoice", "EngineSource", "configured_engines", "phone_dials"]
 
 log = logging.getLogger("svc.telephony.voice")
 

@@ -12,6 +12,8 @@ the socket without a word (it never sends an error frame, 0xff).
 
 from __future__ import annotations
 
+__all__ = ["AudioSocketClient", "ClientState"]
+
 import enum
 import uuid
 
@@ -27,8 +29,6 @@ from ._wire import (
     encode_frame,
     take_frame_or_fail,
 )
-
-__all__ = ["AudioSocketClient", "ClientState"]
 
 
 class ClientState(enum.Enum):

@@ -8,6 +8,8 @@ closed the socket), take events with ``events_received``, hand outbound events t
 
 from __future__ import annotations
 
+__all__ = ["AudioSocketConnection", "ConnectionState", "Reaction"]
+
 import enum
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -26,8 +28,6 @@ from ._wire import (
     frame_bytes,
     take_frame_or_fail,
 )
-
-__all__ = ["AudioSocketConnection", "ConnectionState", "Reaction"]
 
 
 class ConnectionState(enum.Enum):

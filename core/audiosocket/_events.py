@@ -7,11 +7,6 @@ dataclasses and carry no wire detail beyond their payload.
 
 from __future__ import annotations
 
-import uuid
-
-from ..records import frozen
-from ._wire import LINE_RATE, ErrorCode
-
 __all__ = [
     "AudioReceived",
     "DtmfReceived",
@@ -22,6 +17,11 @@ __all__ = [
     "SendAudio",
     "SendHangup",
 ]
+
+import uuid
+
+from ..records import frozen
+from ._wire import LINE_RATE, ErrorCode
 
 
 @frozen

@@ -7,6 +7,8 @@ payload that does not fit raises ``FrameError``, which the connection turns into
 
 from __future__ import annotations
 
+__all__ = ["FrameError", "decode_payload"]
+
 import uuid
 
 from ._events import (
@@ -18,8 +20,6 @@ from ._events import (
     IdentifierReceived,
 )
 from ._wire import AUDIO_KIND_RATES, DTMF_DIGITS, ErrorCode, Kind
-
-__all__ = ["FrameError", "decode_payload"]
 
 
 class FrameError(ValueError):

@@ -8,10 +8,6 @@ integer — followed by the payload.
 
 from __future__ import annotations
 
-import enum
-import struct
-from collections.abc import Callable
-
 __all__ = [
     "AUDIO_FRAME_BYTES",
     "DTMF_DIGITS",
@@ -28,6 +24,10 @@ __all__ = [
     "take_frame",
     "take_frame_or_fail",
 ]
+
+import enum
+import struct
+from collections.abc import Callable
 
 #: Kind byte, then payload length as big-endian unsigned 16 bits.
 HEADER = struct.Struct(">BH")

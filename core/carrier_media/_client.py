@@ -13,6 +13,15 @@ audio and returns every waiting mark at once.
 
 from __future__ import annotations
 
+__all__ = [
+    "AudioArrived",
+    "CarrierStreamClient",
+    "ClearArrived",
+    "ClientStreamState",
+    "MarkArrived",
+    "ULAW_FRAME_BYTES",
+]
+
 import base64
 import binascii
 import enum
@@ -24,15 +33,6 @@ from ..playout import Played, Playout
 from ..records import frozen
 from ._codec import MAX_MESSAGE_BYTES, CloseCode, _object, _parse_json, _text, remote_error
 from ._side import StreamSide
-
-__all__ = [
-    "AudioArrived",
-    "CarrierStreamClient",
-    "ClearArrived",
-    "ClientStreamState",
-    "MarkArrived",
-    "ULAW_FRAME_BYTES",
-]
 
 #: 20 ms of μ-law 8 kHz mono: what the carrier sends per media message.
 ULAW_FRAME_BYTES = 160

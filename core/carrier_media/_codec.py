@@ -23,6 +23,19 @@ does not know is no fault of the carrier's.
 
 from __future__ import annotations
 
+__all__ = [
+    "MAX_MESSAGE_BYTES",
+    "CloseCode",
+    "Inbound",
+    "MarkEcho",
+    "UnknownEvent",
+    "decode_message",
+    "encode_clear",
+    "encode_mark",
+    "encode_media",
+    "remote_error",
+]
+
 import base64
 import enum
 import json
@@ -38,19 +51,6 @@ from ._events import (
     StreamStarted,
     StreamStopped,
 )
-
-__all__ = [
-    "MAX_MESSAGE_BYTES",
-    "CloseCode",
-    "Inbound",
-    "MarkEcho",
-    "UnknownEvent",
-    "decode_message",
-    "encode_clear",
-    "encode_mark",
-    "encode_media",
-    "remote_error",
-]
 
 # spec: telephony.md "Limits" — "Media frame and message: 32 KiB".
 MAX_MESSAGE_BYTES = 32 * 1024

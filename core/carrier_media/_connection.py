@@ -9,6 +9,8 @@ shorthands ``send_media``, ``send_mark``, ``clear``) and write each string that
 
 from __future__ import annotations
 
+__all__ = ["CarrierConnection", "StreamState"]
+
 import enum
 
 from ..errors import LocalProtocolError, RemoteProtocolError
@@ -35,8 +37,6 @@ from ._events import (
     StreamStopped,
 )
 from ._side import StreamSide
-
-__all__ = ["CarrierConnection", "StreamState"]
 
 
 class StreamState(enum.Enum):

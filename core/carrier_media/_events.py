@@ -7,10 +7,6 @@ camelCase names appear only in ``_codec``.
 
 from __future__ import annotations
 
-from dataclasses import field
-
-from ..records import frozen
-
 __all__ = [
     "ClearAudio",
     "DtmfReceived",
@@ -24,6 +20,10 @@ __all__ = [
     "StreamStarted",
     "StreamStopped",
 ]
+
+from dataclasses import field
+
+from ..records import frozen
 
 
 @frozen

@@ -8,13 +8,13 @@ saw it first.
 
 from __future__ import annotations
 
+__all__ = ["StreamSide"]
+
 import abc
 import enum
 
 from ..errors import RemoteProtocolError
 from ._codec import CloseCode, remote_error
-
-__all__ = ["StreamSide"]
 
 
 class StreamSide(abc.ABC):

@@ -26,15 +26,6 @@ a refusal never says which part was wrong." ``may_change`` is the rule;
 
 from __future__ import annotations
 
-import enum
-import hmac
-
-from .._transitions import look_up
-from ..phone_numbers import InvalidPhoneNumber, normalise_e164
-from ..records import frozen
-from ..screening import normalise_name
-from ._speech import normalise_reference
-
 __all__ = [
     "LIVE_STATES",
     "MAX_CHANGE_ATTEMPTS",
@@ -48,6 +39,15 @@ __all__ = [
     "may_change",
     "transition",
 ]
+
+import enum
+import hmac
+
+from .._transitions import look_up
+from ..phone_numbers import InvalidPhoneNumber, normalise_e164
+from ..records import frozen
+from ..screening import normalise_name
+from ._speech import normalise_reference
 
 # spec: telephony.md "Limits" — "Change-by-telephone attempts: 3 per call".
 MAX_CHANGE_ATTEMPTS = 3

@@ -22,12 +22,6 @@ Our rules where the spec gives none:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import fields
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-from ..records import frozen
-
 __all__ = [
     "HORIZON_DAYS_RANGE",
     "LEAD_MINUTES_RANGE",
@@ -39,6 +33,12 @@ __all__ = [
     "OpeningPeriod",
     "parse_diary",
 ]
+
+from collections.abc import Mapping
+from dataclasses import fields
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from ..records import frozen
 
 MINUTES_PER_DAY = 1440
 SLOT_MINUTES_RANGE = range(5, 480 + 1)

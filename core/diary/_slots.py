@@ -26,14 +26,6 @@ All instants are aware datetimes; slots are returned in UTC, oldest first.
 
 from __future__ import annotations
 
-import bisect
-import enum
-from collections.abc import Collection, Iterable, Iterator
-from datetime import UTC, date, datetime, time, timedelta, tzinfo
-
-from ..errors import LocalProtocolError
-from ._hours import Diary
-
 __all__ = [
     "Slot",
     "SlotVerdict",
@@ -42,6 +34,14 @@ __all__ = [
     "free_slots",
     "slot_is_bookable",
 ]
+
+import bisect
+import enum
+from collections.abc import Collection, Iterable, Iterator
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
+
+from ..errors import LocalProtocolError
+from ._hours import Diary
 
 #: ``(starts_at, ends_at)``, both aware and in UTC.
 Slot = tuple[datetime, datetime]

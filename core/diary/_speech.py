@@ -16,12 +16,6 @@ a telephone line: 19 characters, so six give about 47 million references.
 
 from __future__ import annotations
 
-from datetime import datetime, tzinfo
-from zoneinfo import ZoneInfo
-
-from ..errors import LocalProtocolError
-from ._hours import WEEKDAYS
-
 __all__ = [
     "REFERENCE_ALPHABET",
     "REFERENCE_BYTES",
@@ -31,6 +25,12 @@ __all__ = [
     "show_in_zone",
     "speak_time",
 ]
+
+from datetime import datetime, tzinfo
+from zoneinfo import ZoneInfo
+
+from ..errors import LocalProtocolError
+from ._hours import WEEKDAYS
 
 REFERENCE_ALPHABET = "ACEFHJKMPRTWXY34679"
 REFERENCE_LENGTH = 6

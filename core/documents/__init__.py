@@ -6,6 +6,13 @@ Sans-IO and deterministic. The app stores what :func:`extract` returns, cuts it 
 :class:`DocumentError` subclasses, whatever it is fed.
 """
 
+__all__ = [
+    "DocumentError", "EmptyDocument", "NotText", "UnsupportedFormat",
+    "MEDIA_TYPES", "extract", "decode", "normalise",
+    "TextChunk", "chunk_text", "TARGET_CHARS", "OVERLAP_CHARS",
+    "STOP_WORDS", "MAX_TERMS", "SNIPPET_CHARS", "query_terms", "search_expression", "snippet",
+]
+
 from core.documents._chunks import OVERLAP_CHARS, TARGET_CHARS, TextChunk, chunk_text
 from core.documents._errors import DocumentError, EmptyDocument, NotText, UnsupportedFormat
 from core.documents._extract import MEDIA_TYPES, decode, extract, normalise
@@ -17,10 +24,3 @@ from core.documents._query import (
     search_expression,
     snippet,
 )
-
-__all__ = [
-    "DocumentError", "EmptyDocument", "NotText", "UnsupportedFormat",
-    "MEDIA_TYPES", "extract", "decode", "normalise",
-    "TextChunk", "chunk_text", "TARGET_CHARS", "OVERLAP_CHARS",
-    "STOP_WORDS", "MAX_TERMS", "SNIPPET_CHARS", "query_terms", "search_expression", "snippet",
-]

@@ -15,11 +15,11 @@ lies between them when they do not; the same text always gives the same chunks.
 
 from __future__ import annotations
 
+__all__ = ["TextChunk", "chunk_text", "TARGET_CHARS", "OVERLAP_CHARS"]
+
 import re
 
 from ..records import frozen
-
-__all__ = ["TextChunk", "chunk_text", "TARGET_CHARS", "OVERLAP_CHARS"]
 
 #: Passage length aimed at: a few paragraphs, small enough to cite, large enough to
 #: carry an answer with its context.

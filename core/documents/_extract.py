@@ -11,6 +11,8 @@ single line end a softer break (list items, table rows, hard-wrapped lines).
 
 from __future__ import annotations
 
+__all__ = ["MEDIA_TYPES", "extract", "decode", "normalise"]
+
 import codecs
 import re
 import unicodedata
@@ -18,8 +20,6 @@ import unicodedata
 from core.documents._errors import EmptyDocument, NotText, UnsupportedFormat
 from core.documents._html import html_to_text
 from core.documents._markdown import markdown_to_text
-
-__all__ = ["MEDIA_TYPES", "extract", "decode", "normalise"]
 
 #: The media types ``extract`` reads, each with its converter to plain text.
 MEDIA_TYPES = ("text/plain", "text/markdown", "text/html")

@@ -10,12 +10,12 @@ the parser. Whitespace inside text collapses as a browser collapses it, except i
 
 from __future__ import annotations
 
+__all__ = ["html_to_text"]
+
 import re
 from html.parser import HTMLParser
 
 from core.documents._errors import NotText
-
-__all__ = ["html_to_text"]
 
 #: elements whose content is never text for a reader
 _HIDDEN = frozenset({"script", "style", "noscript", "template", "svg", "math", "object",

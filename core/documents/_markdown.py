@@ -9,9 +9,9 @@ text, emphasis and code marks go, and backslash escapes resolve to the character
 
 from __future__ import annotations
 
-import re
-
 __all__ = ["markdown_to_text"]
+
+import re
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)

@@ -14,12 +14,12 @@ letters (book/booking), or within one edit for words of four letters or more
 
 from __future__ import annotations
 
+__all__ = ["STOP_WORDS", "MAX_TERMS", "SNIPPET_CHARS", "query_terms", "search_expression",
+           "snippet"]
+
 import re
 
 from rapidfuzz.distance import OSA
-
-__all__ = ["STOP_WORDS", "MAX_TERMS", "SNIPPET_CHARS", "query_terms", "search_expression",
-           "snippet"]
 
 #: PostgreSQL's ``english`` stop words (``tsearch_data/english.stop``, from Snowball).
 STOP_WORDS = frozenset("""

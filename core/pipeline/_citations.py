@@ -11,15 +11,15 @@ passages (a model inventing ``[9]`` of six) cites nothing.
 
 from __future__ import annotations
 
+__all__ = ["SNIPPET_CHARS", "cited_numbers", "consulted_citations", "map_citations", "snippet",
+           "url_annotations", "whole_answer_annotations"]
+
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from core.passages import Passage
 from core.pipeline._events import Citation
-
-__all__ = ["SNIPPET_CHARS", "cited_numbers", "consulted_citations", "map_citations", "snippet",
-           "url_annotations", "whole_answer_annotations"]
 
 SNIPPET_CHARS = 300
 _MARKER = re.compile(r"\[(\d{1,3}(?:\s*[-,–]\s*\d{1,3})*)\]")

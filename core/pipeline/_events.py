@@ -12,13 +12,6 @@ failed, one ``Failed``; always last, exactly one ``Finished``.
 
 from __future__ import annotations
 
-import enum
-from dataclasses import asdict, field
-from typing import Any
-from uuid import UUID
-
-from ..records import frozen
-
 __all__ = [
     "Citation",
     "CitationsFound",
@@ -32,6 +25,13 @@ __all__ = [
     "UsageCounted",
     "event_payload",
 ]
+
+import enum
+from dataclasses import asdict, field
+from typing import Any
+from uuid import UUID
+
+from ..records import frozen
 
 
 class ToolStatus(enum.Enum):

@@ -9,12 +9,6 @@ tool calls and their results back to the model. The numbering here is the one
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
-
-from core.passages import Passage
-from core.pipeline._steps import RequestedCall
-
 __all__ = [
     "CITATION_RULE",
     "JSON_CITATION_RULE",
@@ -26,6 +20,12 @@ __all__ = [
     "history_window",
     "tool_result_message",
 ]
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from core.passages import Passage
+from core.pipeline._steps import RequestedCall
 
 DEFAULT_INSTRUCTIONS = "You are a helpful assistant. Answer briefly and plainly."
 CITATION_RULE = (

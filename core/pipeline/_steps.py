@@ -9,13 +9,13 @@ asking for tools cannot loop: the last allowed call is made with ``tool_choice:
 
 from __future__ import annotations
 
+__all__ = ["STEP_LIMIT_TEXT", "ReplyAssembler", "RequestedCall", "StepBudget"]
+
 import json
 from typing import Any
 
 from core.errors import LocalProtocolError
 from core.records import frozen
-
-__all__ = ["STEP_LIMIT_TEXT", "ReplyAssembler", "RequestedCall", "StepBudget"]
 
 #: Said when the budget ran out before the model answered in words.
 STEP_LIMIT_TEXT = "I could not finish that request; please try asking in another way."

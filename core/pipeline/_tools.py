@@ -15,13 +15,6 @@ time ceiling the caller is told the same as for a refusal and the call goes on.
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import field
-from typing import Any, Protocol
-
-from ..records import frozen
-
 __all__ = [
     "AppToolPolicy",
     "CallToolPolicy",
@@ -36,6 +29,13 @@ __all__ = [
     "parse_arguments",
     "result_text",
 ]
+
+import json
+import re
+from dataclasses import field
+from typing import Any, Protocol
+
+from ..records import frozen
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # OpenAI's rule for function names
 MAX_RESULT_CHARS = 8000  # a tool result the model reads; more only costs tokens

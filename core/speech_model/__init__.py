@@ -15,9 +15,9 @@ into the material of a language model tuned to it:
 Building the model and decoding with it are ``adapters.speech``'s business.
 """
 
+__all__ = ["CORPUS_VERSION", "LineText", "UnknownPhoneme", "cmu_phones", "line_sentences",
+           "spoken_sentences", "spoken_words"]
+
 from ._corpus import CORPUS_VERSION, LineText, line_sentences
 from ._phonemes import UnknownPhoneme, cmu_phones
 from ._words import spoken_sentences, spoken_words
-
-__all__ = ["CORPUS_VERSION", "LineText", "UnknownPhoneme", "cmu_phones", "line_sentences",
-           "spoken_sentences", "spoken_words"]

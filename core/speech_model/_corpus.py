@@ -11,14 +11,14 @@ are repeated so that a long Library does not drown the words every call needs.
 
 from __future__ import annotations
 
+__all__ = ["CORPUS_VERSION", "LineText", "line_sentences"]
+
 from collections.abc import Iterable, Sequence
 
 from num2words import num2words
 
 from ..records import frozen
 from ._words import spoken_sentences
-
-__all__ = ["CORPUS_VERSION", "LineText", "line_sentences"]
 
 #: Part of every model's fingerprint: a change here rebuilds every line's model.
 CORPUS_VERSION = 2

@@ -7,11 +7,11 @@ spelled with ``num2words`` (a maintained library, not rules of our own).
 
 from __future__ import annotations
 
+__all__ = ["spoken_sentences", "spoken_words"]
+
 import re
 
 from num2words import num2words
-
-__all__ = ["spoken_sentences", "spoken_words"]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
 _TOKEN = re.compile(r"\d{1,2}:\d{2}|\d+(?:st|nd|rd|th)\b|\d+|[a-z]+(?:'[a-z]+)?")

@@ -18,14 +18,14 @@ constructor, so a chunk costs one JSON string encode and two concatenations.
 
 from __future__ import annotations
 
+__all__ = ["ChunkEncoder", "EncoderState", "assemble_completion"]
+
 import enum
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from core.errors import LocalProtocolError
-
-__all__ = ["ChunkEncoder", "EncoderState", "assemble_completion"]
 
 # Compact and UTF-8: smaller frames than the default ", " and \\u escapes.
 _json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))

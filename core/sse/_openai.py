@@ -9,16 +9,6 @@ failure is a ``RemoteProtocolError`` so it maps to one upstream error type.
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Mapping
-from typing import Any, Final
-
-from core import jsonfast
-
-from core.errors import RemoteProtocolError
-from core.sse._parser import ServerSentEvent, SSEParser
-
 __all__ = [
     "DONE",
     "StreamTally",
@@ -30,6 +20,16 @@ __all__ = [
     "upstream_error_message",
     "usage_asked",
 ]
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from core import jsonfast
+
+from core.errors import RemoteProtocolError
+from core.sse._parser import ServerSentEvent, SSEParser
 
 
 class _Done:

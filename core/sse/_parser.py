@@ -17,12 +17,12 @@ gives the same result as the spec's decode-then-split, and it skips a decode per
 
 from __future__ import annotations
 
+__all__ = ["MAX_EVENT_BYTES", "SSEParser", "ServerSentEvent"]
+
 from typing import NoReturn
 
 from core.errors import RemoteProtocolError
 from core.records import frozen
-
-__all__ = ["MAX_EVENT_BYTES", "SSEParser", "ServerSentEvent"]
 
 #: Default cap on the bytes one event may buffer (its data lines plus the line being
 #: read). An upstream that never sends a line end must not grow our memory forever.

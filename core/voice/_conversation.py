@@ -24,14 +24,14 @@ spec: telephony.md —
 
 from __future__ import annotations
 
+__all__ = ["OPENING_UTTERANCE", "CallConversation", "Phase"]
+
 import enum
 from collections.abc import Callable
 
 from ..call_outcome import CallInput
 from ._dials import END_OF_TURN_PROBABILITY, MAX_TURN_SECONDS, PEER_SILENCE_SECONDS, PhoneDials
 from . import _events as ev  # the inputs and actions: ev.CallerAudio, ev.Speak …
-
-__all__ = ["OPENING_UTTERANCE", "CallConversation", "Phase"]
 
 OPENING_UTTERANCE = 0
 

@@ -7,8 +7,6 @@ spec fixes and the ones we chose where it is silent (docs/decisions.md, "Calls")
 
 from __future__ import annotations
 
-from ..records import frozen
-
 __all__ = [
     "END_OF_TURN_PROBABILITY",
     "MAX_TURN_SECONDS",
@@ -16,6 +14,8 @@ __all__ = [
     "TURN_HOLD_FACTOR",
     "PhoneDials",
 ]
+
+from ..records import frozen
 
 # spec: telephony.md "Limits" — "Connection silent before it is given up on: 5 seconds".
 PEER_SILENCE_SECONDS = 5.0

@@ -14,9 +14,6 @@ answer to turn ``n``.
 
 from __future__ import annotations
 
-from ..call_outcome import CallInput
-from ..records import frozen
-
 __all__ = [
     "Action",
     "CallerAudio",
@@ -40,6 +37,9 @@ __all__ = [
     "TurnJudgeFailed",
     "TurnJudged",
 ]
+
+from ..call_outcome import CallInput
+from ..records import frozen
 
 # -- inputs
 

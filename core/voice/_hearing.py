@@ -37,12 +37,6 @@ to ``ONSET_LOOKBACK_MS`` back.
 
 from __future__ import annotations
 
-import enum
-import math
-from collections import deque
-
-from ._dials import PhoneDials
-
 __all__ = [
     "ECHO_LOSS_DB",
     "ECHO_MAX_DELAY_MS",
@@ -55,6 +49,12 @@ __all__ = [
     "SpeechDetector",
     "level_db",
 ]
+
+import enum
+import math
+from collections import deque
+
+from ._dials import PhoneDials
 
 
 class Heard(enum.IntFlag):

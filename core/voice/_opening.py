@@ -9,9 +9,9 @@ the same words.
 
 from __future__ import annotations
 
-import re
-
 __all__ = ["RECORDING_SENTENCE", "STANDARD_NOTICE", "compose_opening", "notice_in_force"]
+
+import re
 
 #: What the standard notice tells a caller: an automated assistant is speaking, what
 #: they say is written down and staff may read it, they may ask for a person, and how

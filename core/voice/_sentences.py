@@ -10,9 +10,9 @@ caller is not kept waiting.
 
 from __future__ import annotations
 
-import re
-
 __all__ = ["MAX_SENTENCE_CHARS", "SentenceSplitter"]
+
+import re
 
 #: Past this many characters without a sentence end, the text is cut at the last space.
 MAX_SENTENCE_CHARS = 240

@@ -16,14 +16,14 @@ nothing, and a pitch counts once heard in three windows (``_spell``).
 
 from __future__ import annotations
 
+__all__ = ["ALPHABET", "CodedRecogniser", "CodedSynthesiser", "decode", "encode", "normalise"]
+
 import math
 import struct
 
 import numpy as np
 
 from adapters.speech import SpeechUnavailable
-
-__all__ = ["ALPHABET", "CodedRecogniser", "CodedSynthesiser", "decode", "encode", "normalise"]
 
 ALPHABET = " abcdefghijklmnopqrstuvwxyz0123456789.,?!'-:;+()/&@%$\"#*=_"
 _UNKNOWN = "_"

@@ -7,6 +7,8 @@ A fake is a dataclass that inherits ``LoopbackServer`` (and with it the ``host``
 
 from __future__ import annotations
 
+__all__ = ["LoopbackServer", "serve_as_process"]
+
 import asyncio
 import contextlib
 import signal
@@ -16,8 +18,6 @@ from typing import Self
 
 import anyio
 from aiohttp import web
-
-__all__ = ["LoopbackServer", "serve_as_process"]
 
 
 @dataclass

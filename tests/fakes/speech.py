@@ -24,6 +24,9 @@ As a process (for the simulator and benchmarks): ``python -m tests.fakes.speech
 
 from __future__ import annotations
 
+__all__ = ["MS_PER_CHARACTER", "FakeSpeech", "SpeechBehaviour", "SpeechRequest", "speech",
+           "speech_http", "spoken_pcm"]
+
 import argparse
 import asyncio
 import io
@@ -40,9 +43,6 @@ from adapters.speech.http import SpeechHttp
 from tests.fakes.loopback import LoopbackServer, serve_as_process
 from tests.fakes.upstream import _error_response
 from tests.support.entered import entered
-
-__all__ = ["MS_PER_CHARACTER", "FakeSpeech", "SpeechBehaviour", "SpeechRequest", "speech",
-           "speech_http", "spoken_pcm"]
 
 PCM_RATE = 24000
 MS_PER_CHARACTER = 60

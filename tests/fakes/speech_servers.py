@@ -28,6 +28,9 @@ its requests as ``SpeechRequest`` (multipart files as bytes, a WAV decoded).
 
 from __future__ import annotations
 
+__all__ = ["FakeKokoro", "FakeOpenAI", "FakeSpeaches", "KOKORO_VOICES", "OPENAI_KEY", "kokoro",
+           "openai", "speaches"]
+
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,9 +40,6 @@ from aiohttp import web
 
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.speech import SpeechRequest, _read_wav, spoken_pcm
-
-__all__ = ["FakeKokoro", "FakeOpenAI", "FakeSpeaches", "KOKORO_VOICES", "OPENAI_KEY", "kokoro",
-           "openai", "speaches"]
 
 #: Kokoro-82M's voices a fake knows (the real list is longer).
 KOKORO_VOICES = ("af_heart", "af_bella", "af_nicole", "af_sarah", "af_sky", "am_adam",

@@ -19,6 +19,9 @@ As a process (for benchmarks): ``python -m tests.fakes.upstream --port 8099``; i
 
 from __future__ import annotations
 
+__all__ = ["Behaviour", "FakeUpstream", "RecordedRequest", "ToolCall", "completion",
+           "stream_frames"]
+
 import argparse
 import asyncio
 import json
@@ -28,9 +31,6 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.loopback import LoopbackServer, serve_as_process
-
-__all__ = ["Behaviour", "FakeUpstream", "RecordedRequest", "ToolCall", "completion",
-           "stream_frames"]
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+__all__ = ["read_or_refusal"]
+
 from collections.abc import Callable
 from typing import Any, TypeVar
-
-__all__ = ["read_or_refusal"]
 
 RefusalT = TypeVar("RefusalT", bound=Exception)
 

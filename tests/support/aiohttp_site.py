@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+__all__ = ["serving"]
+
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 from aiohttp import web
-
-__all__ = ["serving"]
 
 
 @asynccontextmanager

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+__all__ = ["entered"]
+
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import pytest
-
-__all__ = ["entered"]
 
 
 def entered(factory: Callable[[], AbstractAsyncContextManager[Any]], doc: str | None = None):

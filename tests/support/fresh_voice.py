@@ -12,6 +12,8 @@ takes a synthesiser (the call simulator's ``prepare``).
 
 from __future__ import annotations
 
+__all__ = ["Recorded", "fresh_speech"]
+
 import multiprocessing
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -19,8 +21,6 @@ from concurrent.futures import ProcessPoolExecutor
 import anyio
 
 from adapters.speech.espeak import OUTPUT_RATE
-
-__all__ = ["Recorded", "fresh_speech"]
 
 
 def _synthesise(texts: Sequence[str], voice: str) -> list[bytes]:

@@ -8,10 +8,10 @@ a request at the listener (in whatever notation it tries) and asserts it saw non
 
 from __future__ import annotations
 
+__all__ = ["SilentListener", "free_port", "ipv6_loopback"]
+
 import socket
 from types import TracebackType
-
-__all__ = ["SilentListener", "free_port", "ipv6_loopback"]
 
 
 def ipv6_loopback() -> bool:

@@ -9,11 +9,11 @@ with gaps between them, at an active speech level (dBFS over its voiced samples)
 
 from __future__ import annotations
 
+__all__ = ["Voice", "noise", "speechlike"]
+
 import numpy as np
 
 from tests.fakes.voice import Caller
-
-__all__ = ["Voice", "noise", "speechlike"]
 
 
 def _pcm(signal: np.ndarray) -> bytes:

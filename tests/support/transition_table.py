@@ -4,6 +4,8 @@ the expected row or a ``LocalProtocolError`` naming both."""
 
 from __future__ import annotations
 
+__all__ = ["transition_table_tests"]
+
 import enum
 import itertools
 from collections.abc import Callable, Mapping
@@ -11,8 +13,6 @@ from collections.abc import Callable, Mapping
 import pytest
 
 from core.errors import LocalProtocolError
-
-__all__ = ["transition_table_tests"]
 
 
 def transition_table_tests(

@@ -3,12 +3,12 @@ records it once the abandoned stream winds down, a moment after the client has g
 
 from __future__ import annotations
 
+__all__ = ["usage_recorded"]
+
 import asyncio
 
 from app.bundle import Services
 from app.tables import UsageEvent
-
-__all__ = ["usage_recorded"]
 
 
 async def usage_recorded(services: Services) -> None:
