@@ -4,10 +4,10 @@
 adapter's monotonic clock and returns the actions to carry out. It never reads a
 clock: ``deadline`` says when ``handle_timer`` must be called.
 
-All transition logic lives in ``_TABLE`` (phase × input type → handler) and the
-handlers below it. A pair the table does not hold leaves the call as it is: speech
-during the opening, a transcript the call no longer waits for, a barge-in while
-nothing is playing.
+All transition logic lives in ``CallConversation._TABLE`` (phase → input type →
+handler), at the end of the class, and the handlers it names. An input the table does
+not hold leaves the call as it is: speech during the opening, a transcript the call no
+longer waits for, a barge-in while nothing is playing.
 
 spec: telephony.md —
 
@@ -28,6 +28,7 @@ __all__ = ["OPENING_UTTERANCE", "CallConversation", "Phase"]
 
 import enum
 from collections.abc import Callable
+from typing import ClassVar
 
 from ..call_outcome import CallInput
 from ._dials import END_OF_TURN_PROBABILITY, MAX_TURN_SECONDS, PEER_SILENCE_SECONDS, PhoneDials
@@ -126,7 +127,8 @@ class CallConversation:
             self._last_audio_at, self._heard_audio = now, True
             if given.speech_started or given.speech_ended:
                 self._caller_speaking = given.speech_started and not given.speech_ended
-        handler = _TABLE.get((self._phase, type(given))) or _ANY_PHASE.get(type(given))
+        kind = type(given)
+        handler = self._TABLE[self._phase].get(kind) or self._ANY_PHASE.get(kind)
         if handler is not None:
             self._phase = handler(self, given, now)
         return self._take_actions()
@@ -310,34 +312,30 @@ class CallConversation:
     def _lost(self, given: ev.ConnectionLost, now: float) -> Phase:
         return self._end(CallInput.MEDIA_LOST, hang_up=False)
 
+    # The machine's tables, in the class whose handlers they name (as pickle keeps
+    # its dispatch table), so that they name them without the class.
 
-_C = CallConversation
+    #: phase -> {input type -> handler}. Inputs a phase does not list fall back to
+    #: ``_ANY_PHASE``. Keys pressed while the agent speaks or during the opening are kept
+    #: by the adapter until they can be answered (``KeyEntry``); elsewhere they make a turn.
+    _TABLE: ClassVar[dict[Phase, dict[type, Handler]]] = {
+        _P.OPENING: {ev.SpeechFinished: _opening_finished, ev.SpeechFailed: _opening_failed},
+        _P.LISTENING: {ev.CallerAudio: _listening_audio, ev.KeysPressed: _keys_pressed},
+        _P.HEARING: {ev.CallerAudio: _hearing_audio, ev.KeysPressed: _keys_pressed},
+        _P.RECOGNISING: {ev.CallerAudio: _resumed, ev.Transcribed: _transcribed,
+                         ev.RecognitionFailed: _recognition_failed,
+                         ev.KeysPressed: _keys_pressed},
+        _P.JUDGING: {ev.CallerAudio: _resumed, ev.TurnJudged: _judged,
+                     ev.TurnJudgeFailed: _judge_failed, ev.KeysPressed: _keys_pressed},
+        _P.HOLDING: {ev.CallerAudio: _resumed, ev.KeysPressed: _keys_pressed},
+        _P.REPLYING: {ev.CallerAudio: _replying_audio, ev.SpeechPlaying: _reply_playing},
+        _P.ENDED: {},
+    }
 
-#: (phase, input type) -> handler. Pairs not here fall back to ``_ANY_PHASE``.
-_TABLE: dict[tuple[Phase, type], Handler] = {
-    (_P.OPENING, ev.SpeechFinished): _C._opening_finished,
-    (_P.OPENING, ev.SpeechFailed): _C._opening_failed,
-    (_P.LISTENING, ev.CallerAudio): _C._listening_audio,
-    (_P.HEARING, ev.CallerAudio): _C._hearing_audio,
-    (_P.RECOGNISING, ev.CallerAudio): _C._resumed,
-    (_P.RECOGNISING, ev.Transcribed): _C._transcribed,
-    (_P.RECOGNISING, ev.RecognitionFailed): _C._recognition_failed,
-    (_P.JUDGING, ev.CallerAudio): _C._resumed,
-    (_P.JUDGING, ev.TurnJudged): _C._judged,
-    (_P.JUDGING, ev.TurnJudgeFailed): _C._judge_failed,
-    (_P.HOLDING, ev.CallerAudio): _C._resumed,
-    (_P.REPLYING, ev.CallerAudio): _C._replying_audio,
-    (_P.REPLYING, ev.SpeechPlaying): _C._reply_playing,
-    # An entry keyed while the agent speaks or during the opening is kept by the
-    # adapter until it can be answered (``KeyEntry``); here it makes a turn.
-    **{(phase, ev.KeysPressed): _C._keys_pressed for phase in (
-        _P.LISTENING, _P.HEARING, _P.RECOGNISING, _P.JUDGING, _P.HOLDING)},
-}
-
-#: Inputs that mean the same in every phase but ``ENDED``.
-_ANY_PHASE: dict[type, Handler] = {
-    ev.CallerHungUp: _C._hung_up,
-    ev.ConnectionLost: _C._lost,
-    ev.SpeechFinished: _C._speech_finished,
-    ev.SpeechFailed: _C._speech_failed,
-}
+    #: Inputs that mean the same in every phase but ``ENDED``.
+    _ANY_PHASE: ClassVar[dict[type, Handler]] = {
+        ev.CallerHungUp: _hung_up,
+        ev.ConnectionLost: _lost,
+        ev.SpeechFinished: _speech_finished,
+        ev.SpeechFailed: _speech_failed,
+    }
