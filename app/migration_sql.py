@@ -12,9 +12,11 @@ from typing import Awaitable, Callable
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.engine import engine_finder
 
-# The columns most tables begin or end with, written once as the table classes' mixins
-# are (``app.tables.mixins``). They are part of every migration that names them, so
-# they never change: ``tests/app/test_migration_sql.py`` pins each migration's SQL.
+# The columns most tables begin or end with, written once, as the table classes share
+# theirs (``AccountOwned``, ``Created``, ``Stamped``). A migration places one as
+# ``{UUID_KEY},`` in an f-string, where a brace the SQL itself needs is doubled
+# (``'{{}}'``). They are part of every migration that names them, so they never
+# change: ``tests/app/test_migration_sql.py`` pins each migration's SQL.
 UUID_KEY = "id uuid PRIMARY KEY DEFAULT gen_random_uuid()"
 ACCOUNT_ID = "account_id uuid NOT NULL REFERENCES account (id) ON DELETE CASCADE"
 CREATED_AT = "created_at timestamptz NOT NULL DEFAULT now()"
@@ -54,4 +56,3 @@ def sql_migration(
         return manager
 
     return forwards
-

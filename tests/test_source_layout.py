@@ -1,7 +1,7 @@
 """A module's public names stand at its top: a literal ``__all__`` comes right after
 the docstring (and ``from __future__``), before the imports, as PEP 8 places module
-dunders. A package whose ``__all__`` is built from its modules' follows the imports it
-reads them from."""
+dunders. (A package whose ``__all__`` is built from its modules' must follow the
+imports it reads them from; it is not checked here.)"""
 
 from __future__ import annotations
 

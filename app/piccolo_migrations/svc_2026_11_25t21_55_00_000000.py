@@ -6,7 +6,7 @@ line's account. ``busy_until`` lets one turn run at a time across every process;
 process that stopped mid-turn frees it when the time passes.
 """
 
-from app.migration_sql import CREATED_AT, UUID_KEY, sql_migration
+from app.migration_sql import CREATED_AT, UPDATED_AT, UUID_KEY, sql_migration
 
 ID = "2026-11-25T21:55:00:000000"
 VERSION = "1.38.0"
@@ -23,7 +23,7 @@ STATEMENTS = [
         ended text CHECK (ended IN ('completed', 'transferred')),
         busy_until timestamptz,
         {CREATED_AT},
-        updated_at timestamptz NOT NULL DEFAULT now())""",
+        {UPDATED_AT})""",
     "CREATE INDEX line_conversation_line ON line_conversation (line_id)",
 ]
 

@@ -43,7 +43,9 @@ class OpeningPeriodBody(Body):
 
 
 def _within(span: range) -> Any:
-    """A field documented with the bounds ``core.diary`` holds it to."""
+    """A field documented with the bounds ``core.diary`` holds it to (a range of
+    whole numbers, step 1)."""
+    assert span.step == 1
     return Field(default=None, ge=span.start, le=span.stop - 1)
 
 

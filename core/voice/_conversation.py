@@ -4,10 +4,11 @@
 adapter's monotonic clock and returns the actions to carry out. It never reads a
 clock: ``deadline`` says when ``handle_timer`` must be called.
 
-All transition logic lives in ``CallConversation._TABLE`` (phase → input type →
-handler), at the end of the class, and the handlers it names. An input the table does
-not hold leaves the call as it is: speech during the opening, a transcript the call no
-longer waits for, a barge-in while nothing is playing.
+All transition logic lives in the two tables at the end of ``CallConversation``:
+``_TABLE`` (phase → input type → handler) and ``_ANY_PHASE`` (the inputs that mean the
+same in every phase), with the handlers they name. An input neither holds leaves the
+call as it is: speech during the opening, a transcript the call no longer waits for, a
+barge-in while nothing is playing.
 
 spec: telephony.md —
 
@@ -312,8 +313,8 @@ class CallConversation:
     def _lost(self, given: ev.ConnectionLost, now: float) -> Phase:
         return self._end(CallInput.MEDIA_LOST, hang_up=False)
 
-    # The machine's tables, in the class whose handlers they name (as pickle keeps
-    # its dispatch table), so that they name them without the class.
+    # The machine's tables stand in the class whose handlers they name, as pickle
+    # keeps its dispatch table, so a handler is named without ``CallConversation.``.
 
     #: phase -> {input type -> handler}. Inputs a phase does not list fall back to
     #: ``_ANY_PHASE``. Keys pressed while the agent speaks or during the opening are kept

@@ -107,3 +107,18 @@ async def test_a_serving_listener_collects_on_the_calls_beat_and_gives_collectio
         await listener.stop()
     assert isinstance(frame_ticker().collection, NoSchedule)
     assert gc.get_freeze_count() == 0 and gc.isenabled()
+
+
+async def test_the_notification_events_default_is_the_schemas(database):
+    from app.tables import NotifyTarget
+
+    connection = await asyncpg.connect(database)
+    try:
+        default = await connection.fetchval(
+            "SELECT column_default FROM information_schema.columns "
+            "WHERE table_name = 'notify_target' AND column_name = 'events'")
+        # The schema's own default expression, evaluated by the database.
+        in_database = await connection.fetchval(f"SELECT {default}")
+    finally:
+        await connection.close()
+    assert NotifyTarget().events == list(in_database)
