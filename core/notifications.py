@@ -34,6 +34,7 @@ __all__ = [
     "RETRY_CAP_SECONDS",
     "SIGNATURE_HEADER",
     "TARGET_EVENTS",
+    "TARGET_EVENT_NAMES",
     "EventKind",
     "OutgoingRequest",
     "TargetKind",
@@ -90,6 +91,8 @@ class EventKind(enum.Enum):
 
 #: The events a target can ask for (spec: telephony.md "Notification target").
 TARGET_EVENTS = tuple(kind for kind in EventKind if kind is not EventKind.TEST)
+#: Their names, as a target's events filter stores them.
+TARGET_EVENT_NAMES = tuple(kind.value for kind in TARGET_EVENTS)
 
 
 class TargetKind(enum.Enum):

@@ -39,7 +39,7 @@ from app.tables import Account, NotifyTarget
 from core.bursts import BurstPolicy, Bursts
 from core.egress import display_host
 from core.notifications import (
-    TARGET_EVENTS,
+    TARGET_EVENT_NAMES,
     EventKind,
     OutgoingRequest,
     TargetKind,
@@ -50,7 +50,6 @@ URL_PURPOSE = "notify_target.url"
 SECRET_PURPOSE = "notify_target.secret"
 _MAX_URL = 2000
 _MAX_LABEL = 200
-EVENTS = tuple(kind.value for kind in TARGET_EVENTS)
 TEST_TEXT = "Test notification from svc: this target receives notifications."
 #: Live tests per caller: five at once, then one every twelve seconds (five a minute).
 TEST_PACE = BurstPolicy(burst=5, refill_seconds=12.0)
@@ -103,9 +102,9 @@ def _check_url(url: str, allow_hosts: tuple[str, ...]) -> str:
 
 
 def _check_events(events: list[str]) -> list[str]:
-    unknown = [event for event in events if event not in EVENTS]
+    unknown = [event for event in events if event not in TARGET_EVENT_NAMES]
     if unknown or not events:
-        raise Unprocessable(f"events must be a non-empty list of {', '.join(EVENTS)}.",
+        raise Unprocessable(f"events must be a non-empty list of {', '.join(TARGET_EVENT_NAMES)}.",
                             field="events")
     return list(dict.fromkeys(events))
 
@@ -178,7 +177,7 @@ class NotifyTargets:
         if kind not in {member.value for member in TargetKind}:
             raise Unprocessable("kind must be chat_a, chat_b or webhook.", field="kind")
         host = _check_url(url, await self.settings.egress_allow_hosts())
-        values = {"events": _check_events(list(EVENTS) if events is None else events),
+        values = {"events": _check_events(list(TARGET_EVENT_NAMES) if events is None else events),
                   "label": _check_label(label)}
         signing = secrets.token_hex(32) if kind == TargetKind.WEBHOOK.value else None
         row = NotifyTarget(

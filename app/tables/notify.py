@@ -13,7 +13,7 @@ from piccolo.table import Table
 
 from app.tables.accounts import AccountOwned
 from app.tables.mixins import Created, Stamped
-from core.notifications import TARGET_EVENTS
+from core.notifications import TARGET_EVENT_NAMES
 
 
 class NotifyTarget(AccountOwned, Stamped, Table, tablename="notify_target"):
@@ -25,7 +25,7 @@ class NotifyTarget(AccountOwned, Stamped, Table, tablename="notify_target"):
     host = Text()
     secret_enc = Text(null=True, default=None)
     # Every event unless chosen, as the column's default in SQL.
-    events = Array(base_column=Text(), default=lambda: [event.value for event in TARGET_EVENTS])
+    events = Array(base_column=Text(), default=lambda: list(TARGET_EVENT_NAMES))
     enabled = Boolean(default=True)
 
 
