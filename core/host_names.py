@@ -13,9 +13,8 @@ from __future__ import annotations
 __all__ = ["OwnHosts", "host_name"]
 
 import ipaddress
-from urllib.parse import urlsplit
 
-from .host_port import host_of
+from .host_port import host_of, url_host
 from .records import frozen
 
 _WILDCARDS = ("0.0.0.0", "::", "")
@@ -42,7 +41,7 @@ class OwnHosts:
     @classmethod
     def of(cls, public_url: str, bind_host: str) -> "OwnHosts":
         bound = host_name(bind_host)
-        names = {host_name(urlsplit(public_url).netloc.rpartition("@")[2]), bound}
+        names = {host_name(url_host(public_url)), bound}
         bound_address = _literal(bound)
         if bound in _LOOPBACK_NAMES or (bound_address is not None and bound_address.is_loopback):
             names.update(_LOOPBACK_NAMES)

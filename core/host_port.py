@@ -13,16 +13,17 @@ The rules of ``parse_host_port``, the one reader of a ``host:port`` setting or o
 
 A value that breaks a rule raises ``InvalidHostPort``, whose message names the rule.
 ``host_of`` reads the lenient ``Host``-header form instead, where the port is optional
-and never checked. Pure.
+and never checked; ``url_host`` takes the ``host:port`` out of a URL. Pure.
 """
 
 from __future__ import annotations
 
-__all__ = ["HostPort", "InvalidHostPort", "host_of", "parse_host_port"]
+__all__ = ["HostPort", "InvalidHostPort", "host_of", "parse_host_port", "url_host"]
 
 import ipaddress
 import re
 from typing import NamedTuple
+from urllib.parse import urlsplit
 
 EXAMPLE = "10.0.0.5:9092 or [fd00::5]:9092"
 MAX_PORT = 65535
@@ -74,6 +75,12 @@ def host_of(value: str) -> str:
     if value.count(":") == 1:
         return value.partition(":")[0]
     return value
+
+
+def url_host(url: str) -> str:
+    """The ``host:port`` a URL names, never a user and password written into it
+    (``https://u:pw@example.org:8443/v1`` gives ``example.org:8443``); empty if none."""
+    return urlsplit(url).netloc.rpartition("@")[2]
 
 
 def _port(text: str) -> int:

@@ -18,13 +18,13 @@ from collections.abc import AsyncIterator, Collection, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import field
 from typing import Any
-from urllib.parse import urlsplit
 
 import aiohttp
 
 from adapters.egress_http import EgressRefused, allowing, gated_session, precheck
 from adapters.session_pool import LazySession
 from adapters.speech.base import SpeechTimeouts, SpeechUnavailable
+from core.host_port import url_host
 from core.records import frozen
 from core.redaction import redact
 
@@ -50,7 +50,7 @@ class Endpoint:
     def label(self) -> str:
         """How messages name the engine: its host, never its key, path or a user and
         password written into the URL."""
-        return urlsplit(self.url).netloc.rpartition("@")[2] or self.url
+        return url_host(self.url) or self.url
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}

@@ -161,7 +161,7 @@ async def probe_synthesiser(snapshot: Snapshot, key: str | None) -> tuple[bool, 
     synthesiser = synthesiser_for(snapshot, key)
     local = url == LOCAL
     name = "The local speech engine (eSpeak NG)" if local else (
-        f"The speech engine at {urlsplit(url).netloc or url}")
+        f"The speech engine at {Endpoint(url).label}")
     heard = _Heard()
     try:
         with anyio.fail_after(TIMEOUT_SECONDS):
@@ -320,9 +320,9 @@ class Readiness:
         engine = _recogniser_words((snapshot["voice_live.stt_url"] or "").strip())
         if rate in SUPPORTED_SAMPLE_RATES:
             return CheckResult("recognition_rate", True, f"Recognition runs at {rate} Hz{engine}")
-        return CheckResult("recognition_rate", False, f"Recognition runs at {rate} Hz; only "
-                           "8000 and 16000 convert. Set voice_live.stt_sample_rate to one "
-                           f"of them{engine}")
+        return CheckResult("recognition_rate", False, f"Recognition would run at {rate} Hz"
+                           f"{engine} But only 8000 and 16000 convert: set "
+                           "voice_live.stt_sample_rate to one of them.")
 
     async def _synthesiser(self, snapshot: Snapshot) -> CheckResult:
         key = await self.settings.secret("voice_live.tts_api_key_enc")

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core import settings
-from core.host_port import HostPort, InvalidHostPort, host_of, parse_host_port
+from core.host_port import HostPort, InvalidHostPort, host_of, parse_host_port, url_host
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -123,3 +123,10 @@ def test_the_listen_address_setting_reads_by_the_same_rules(value, says):
     with pytest.raises(settings.SettingError, match=says):
         settings.check_runtime_value(setting, value)
     assert settings.check_runtime_value(setting, "[::1]:9092") == "[::1]:9092"
+
+
+def test_a_urls_host_never_carries_its_user_and_password():
+    assert url_host("https://example.org/v1") == "example.org"
+    assert url_host("http://u:pw@127.0.0.1:8000/v1") == "127.0.0.1:8000"
+    assert url_host("http://user@[fd00::5]:9/") == "[fd00::5]:9"
+    assert url_host("local") == ""  # not a URL: no host
