@@ -35,8 +35,10 @@ class HttpToolError(Exception):
 class HttpToolRequest:
     url: str
     method: str
-    arguments: Mapping[str, Any]
-    headers: Mapping[str, str] = field(default_factory=dict)
+    # What the model passed (the caller's words) and the tool's secret header stay
+    # out of ``repr``, so out of logs.
+    arguments: Mapping[str, Any] = field(repr=False)
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     #: hosts the egress gate lets through although their addresses are not public
     allow_hosts: Collection[str] = ()
 

@@ -54,8 +54,8 @@ class Upstream:
     rule), the provider key or None for keyless local servers, extra headers."""
 
     base_url: str
-    api_key: str | None = None
-    extra_headers: Mapping[str, str] = field(default_factory=dict)
+    api_key: str | None = field(default=None, repr=False)
+    extra_headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     #: How errors name this upstream; the base URL when empty.
     name: str = ""
 
