@@ -66,6 +66,10 @@ class CallAgent:
     history: list[dict[str, str]] = field(default_factory=list, repr=False)
     tool_calls: list[dict[str, Any]] = field(default_factory=list, init=False, repr=False)
 
+    def __post_init__(self) -> None:
+        # The agent's own copy: it appends each turn, and the caller's list stays as given.
+        self.history = [dict(turn) for turn in self.history]
+
     async def answer(self, transcript: str, waited: float = 0.0) -> AsyncIterator[str]:
         """The turn's words as they come. ``waited``: seconds since the caller stopped
         speaking, where the turn's usage latency counts from."""
