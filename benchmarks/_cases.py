@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from core.records import frozen
 from kernels import energy, resample, ulaw
 from kernels._resample_spec import filter_taps
 
@@ -49,7 +50,7 @@ def frame_of(rate: int) -> bytes:
     return speech_like(rate, FRAME_MS / 1000)
 
 
-@dataclass(frozen=True)
+@frozen
 class Goal:
     """Our time divided by ``peer``'s must be at most ``at_most`` (per frame),
     or ``peer``'s divided by ours at least ``at_least`` (bulk)."""

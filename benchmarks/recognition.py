@@ -29,7 +29,6 @@ import datetime as dt
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -42,6 +41,7 @@ from app.diary.call_tools import (BOOK_APPOINTMENT, CANCEL_APPOINTMENT, CHANGE_A
 from benchmarks.turn_corpus import RATE, at_level, line, noise, speak
 from core.local_model import LocalTurn, respond
 from core.passages import Passage
+from core.records import frozen
 from core.speech_model import LineText, line_sentences, spoken_words
 from core.spoken import part_of_day, read_clock, read_day, read_digits
 from kernels.resample import resample
@@ -86,7 +86,7 @@ ASKED = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class Said:
     text: str
     #: what the agent had asked (a key of ``ASKED``); None: said first in the call

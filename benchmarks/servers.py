@@ -10,12 +10,12 @@ import secrets
 import subprocess
 import sys
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
 from benchmarks.v1_passthrough import ROOT, _wait_for
+from core.records import frozen
 from tests.support.listener import free_port
 from tests.support.processes import stop_process
 
@@ -23,7 +23,7 @@ MODEL = "fake-small"
 CHAT = {"model": MODEL, "messages": [{"role": "user", "content": "Tell me about foxes."}]}
 
 
-@dataclass(frozen=True)
+@frozen
 class Server:
     base: str  #: http://127.0.0.1:port
     log: Path

@@ -61,6 +61,7 @@ import uvloop
 
 from benchmarks.load_client import LoadConnection, Refused, request_bytes
 from benchmarks.upstream_clients import start_upstream
+from core.records import frozen
 from tests.support.listener import free_port
 from tests.support.processes import stop_process
 
@@ -71,7 +72,7 @@ MESSAGES = [{"role": "user", "content": "Tell me about foxes."}]
 TARGETS = ("direct", "svc", "relay-aiohttp", "relay-httpx", "litellm")
 
 
-@dataclass(frozen=True)
+@frozen
 class Target:
     name: str
     base: str  #: ends in /v1

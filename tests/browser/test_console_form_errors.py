@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable
 
 import httpx
 import pytest
 
+from core.records import frozen
 from tests.browser.conftest import PASSWORD, note_beside, settled, signed_in_tab
 from tests.browser.harness import accessibility_violations, sideways_scroll
 from tests.browser.playwright_expect import expect
@@ -30,7 +31,7 @@ WIDTHS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "he
 TOO_LONG = "x" * 201
 
 
-@dataclass(frozen=True)
+@frozen
 class Refused:
     """A form sent with a value its API refuses: where it is, the refused field (a CSS
     selector), what is typed in it and in the fields it needs besides, and the words

@@ -40,6 +40,7 @@ from typing import Any
 from aiohttp import web
 
 from adapters.speech.http import SpeechHttp
+from core.records import frozen
 from tests.fakes.loopback import LoopbackServer, serve_as_process
 from tests.fakes.upstream import _error_response
 from tests.support.entered import entered
@@ -74,7 +75,7 @@ class SpeechBehaviour:
     garbage_content_type: str = "application/json"
 
 
-@dataclass(frozen=True)
+@frozen
 class SpeechRequest:
     """One request as the fake received it (header names in lower case). ``fields``:
     the JSON body, or the multipart fields with ``file`` as its bytes; ``wav``: for a

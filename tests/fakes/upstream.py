@@ -30,10 +30,11 @@ from typing import Any
 
 from aiohttp import web
 
+from core.records import frozen
 from tests.fakes.loopback import LoopbackServer, serve_as_process
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolCall:
     """The function call the fake model asks for; ``arguments`` streams in pieces."""
 
@@ -70,7 +71,7 @@ class Behaviour:
     models: tuple[str, ...] = ("fake-small", "fake-large")
 
 
-@dataclass(frozen=True)
+@frozen
 class RecordedRequest:
     """One request as the fake received it (header names in lower case)."""
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 
 import pytest
 
 from adapters.speech.sphinx import LocalRecogniser
 from app.tables import AgentLibrary
 from app.telephony.speech_models import LineSpeechModels
+from core.records import frozen
 from tests.app.services.test_libraries_search import account
 from tests.app.services.test_pipeline import add_agent
 
@@ -68,7 +68,7 @@ async def test_refresh_builds_for_the_agents_that_answer_lines(services, desk):
     assert (await models.for_call(agent_id)).exists()
 
 
-@dataclass(frozen=True)
+@frozen
 class Engines:
     recogniser: object
 
