@@ -1,4 +1,3 @@
-
 """Filtered, ordered, paged listings as one parameterised ``SELECT``.
 
 The listings of enquiries, calls and appointments each narrow a table by the filters a

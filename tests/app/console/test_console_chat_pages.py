@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-
 PASSWORD = "correct horse battery staple"
 KNOWN = "0b0e3b9c-2f6a-4c9e-9a53-6a4f3c1d2e7f"
 OTHER = "5d1f7e2a-8c3b-4e6f-9a1d-2b7c4e8f0a13"
