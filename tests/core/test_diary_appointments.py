@@ -4,7 +4,6 @@ account)", "Limits")."""
 
 from __future__ import annotations
 
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
