@@ -13,7 +13,7 @@ Pure: the caller passes ``now`` (aware, in the diary's zone); no clock, no I/O.
 
 from __future__ import annotations
 
-__all__ = ["DIALOGUE_TOOLS", "FAREWELL_TEXT", "next_step"]
+__all__ = ["DIALOGUE_TOOLS", "FAREWELL_TEXT", "cannot_do", "next_step"]
 
 import datetime as dt
 import json
@@ -180,6 +180,10 @@ _CONFIRMED = ("book", "change", "cancel")
 #: The tools this dialogue drives itself; any other tool of an agent is called by the
 #: single-turn rules of ``core.local_model``.
 DIALOGUE_TOOLS = frozenset(_TOOL.values()) | {"offer_times", "end_call"}
+#: Each task as what a line cannot do when its agent has not been given the tool.
+_CANNOT = {"book": "book appointments", "change": "change appointments",
+           "cancel": "cancel appointments", "message": "take messages",
+           "transfer": "put you through to a person"}
 
 
 def _fill(task: _Task, text: str, now: dt.datetime, caller_number_known: bool) -> _Task:
@@ -376,6 +380,16 @@ def next_step(history: Sequence[Mapping[str, Any]], question: str, tools: Sequen
     if not results:
         return step
     return _after_results(task, step, results, context)
+
+
+def cannot_do(question: str, tools: Sequence[ToolSpec]) -> str | None:
+    """What to say when ``question`` asks for a call task that none of ``tools`` does:
+    the caller asked for something the line does not offer, which is not the same as
+    a question the documents do not answer. None when it asks for no such task."""
+    kind = _kind(question)
+    if kind not in _CANNOT or any(tool.name == _TOOL[kind] for tool in tools):
+        return None
+    return f"I'm sorry, I can't {_CANNOT[kind]} on this call."
 
 
 def _fields(result: ToolFinished) -> dict[str, Any]:

@@ -35,7 +35,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from core.call_dialogue import DIALOGUE_TOOLS, next_step
+from core.call_dialogue import DIALOGUE_TOOLS, cannot_do, next_step
 from core.local_replies import LocalAnswer, LocalToolCall
 from core.passages import Passage
 from core.pipeline import ToolFinished, ToolSpec, ToolStatus
@@ -106,7 +106,10 @@ def _on_call(turn: LocalTurn) -> LocalAnswer | LocalToolCall:
     if intended is not None:
         return _call_or_ask(intended, turn.question)
     answer = _extract(turn.question, turn.passages)
-    if answer == NOT_FOUND_TEXT and any(t.name == "take_message" for t in turn.tools):
+    if answer != NOT_FOUND_TEXT:
+        return LocalAnswer(answer)
+    answer = cannot_do(turn.question, turn.tools) or NOT_FOUND_TEXT
+    if any(t.name == "take_message" for t in turn.tools):
         answer += _OFFER_MESSAGE
     return LocalAnswer(answer)
 

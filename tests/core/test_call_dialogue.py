@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from core.call_dialogue import FAREWELL_TEXT
 from core.local_model import LocalAnswer, LocalToolCall, LocalTurn, respond
+from core.passages import Passage
 from core.pipeline import ToolFinished, ToolSpec, ToolStatus
 from core.spoken import read_clock, read_day, read_digits, say_when
 
@@ -205,6 +207,25 @@ def test_an_unknown_question_offers_a_message():
     said = line.say("What is the meaning of life?")
     assert said.startswith("I could not find that") and "take a message" in said
     assert line.say("yes please") == "May I have your name, please?"
+
+
+def test_a_task_the_line_does_not_offer_is_declined_not_looked_up():
+    assert Line().say("Can I leave a message please") == (
+        "I'm sorry, I can't take messages on this call.")
+    assert Line().say("Can I talk to someone please") == (
+        "I'm sorry, I can't put you through to a person on this call.")
+    line = Line(take_message=lambda a: {"text": "Taken.", "taken": True})
+    said = line.say("I'd like to book an appointment")
+    assert said.startswith("I'm sorry, I can't book appointments on this call.")
+    assert said.endswith("I can take a message for you instead, if you like.")
+    assert line.say("yes please") == "May I have your name, please?"
+
+
+def test_what_the_documents_say_comes_before_declining_a_task():
+    passages = [Passage(uuid.uuid4(), uuid.uuid4(), "Clinic", 0, 0, 60,
+                        "Appointments can be booked online at kerrigan.example.", 1.0)]
+    said = respond(LocalTurn("How do I book an appointment online", passages, (), now=NOW))
+    assert said == LocalAnswer("Appointments can be booked online at kerrigan.example [1].")
 
 
 def test_goodbye_ends_the_call_when_it_can():
