@@ -121,6 +121,37 @@ def test_markdown_snake_case_words_are_not_emphasis():
     assert extract("call my_function_name now", "text/markdown") == "call my_function_name now"
 
 
+@pytest.mark.parametrize(("markdown", "text"), [
+    ("**a **b** c", "**a b c"),  # a strong span cannot hold another's opening mark
+    ("*2 * 3 = 6*", "2 * 3 = 6"),
+    ("_see my_var here_", "see my_var here"),
+    ("~~gone~~ and __strong__", "gone and strong"),
+    ("[Foo](https://en.wikipedia.org/wiki/Foo_(bar)) and ![x](a.png)", "Foo and x"),
+    ("# C#", "C#"),
+    ("## Title ##   ", "Title"),
+    ("# #\nnext", "next"),
+    ("a <!-- one --> b <!-- two\nlines --> c", "a b c"),
+    ("a <!-- never closed", "a <!-- never closed"),
+    ("| a |\n  | --- | :-: |  \n| b |", "a\nb"),
+])
+def test_markdown_inline_and_heading_rules(markdown, text):
+    assert extract(markdown, "text/markdown") == text
+
+
+# Markup that opens and never closes, repeated: a pattern that scanned from each opener
+# to the end of the line or document would take hours on an upload of this size.
+UNCLOSED_MARKUP = ("**a ", "__a ", "~~a ", "*a ", "_a ", "<!--", "![", "[a", "[a](", "![a](",
+                   "<http:", "``a `", "*a * b", "_a_b ", "**_~~`[!(<")
+
+
+def test_markdown_of_unclosed_markup_is_converted_whole():
+    for opener in UNCLOSED_MARKUP:
+        upload = opener * (128_000 // len(opener))
+        assert extract(upload, "text/markdown").count("a") == upload.count("a")
+    for line in ("# a" + " " * 128_000 + "x", " " * 128_000 + "x", "|-|-" + " " * 128_000 + "x"):
+        assert extract(line, "text/markdown").endswith("x")
+
+
 # --- HTML ---------------------------------------------------------------------------
 
 HTML = """<!doctype html><html><head><title>Clinic</title>
