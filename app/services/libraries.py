@@ -7,8 +7,14 @@ so a document is either searchable whole or absent. ``search`` is what the agent
 pipeline retrieves through.
 
 Limits: a document is at most :data:`MAX_DOCUMENT_BYTES` as sent (413 past it); it
-must be text in a media type of ``core.documents.MEDIA_TYPES`` (415 otherwise) and
-have some text once the markup is gone (422).
+must be text in a media type of ``core.documents.MEDIA_TYPES`` (415 otherwise), have
+some text once the markup is gone (422), and be read within :data:`READ_SECONDS`
+(422 ``document_too_complex``).
+
+An upload is read in one of anyio's worker processes, one at a time per server
+process: parsing is CPU work over text anyone with a Library may write, and in a
+thread it would hold the interpreter lock against the event loop, and so against the
+audio of the calls that loop paces.
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-import anyio.to_thread
+import anyio
+import anyio.to_process
 from piccolo.query.functions.aggregate import Count
 
 from app import db
@@ -32,6 +39,9 @@ from core.passages import Passage
 
 #: Largest document accepted, in bytes as sent (UTF-8 for JSON content).
 MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
+#: How long reading one upload may take. Five megabytes of prose take a second or
+#: two; only markup built to be slow comes near this.
+READ_SECONDS = 60.0
 NAME_MAX = 200
 TITLE_MAX = 300
 DESCRIPTION_MAX = 4000
@@ -141,19 +151,13 @@ def _checked_media_type(media_type: str) -> str:
     return media_type
 
 
-def _extracted(content: bytes | str, media_type: str, charset: str | None) -> str:
-    """The document's text, or the API error saying why there is none."""
-    try:
-        return documents.extract(content, media_type, charset=charset)
-    except documents.EmptyDocument as error:
-        raise Unprocessable(error.message, code=error.reason, field="content") from None
-    except documents.DocumentError as error:
-        raise UnsupportedMediaType(error.message, code=error.reason, field="content") from None
-
-
 class Libraries:
     def __init__(self, audit: AuditLog) -> None:
         self.audit = audit
+        # Uploads are read one at a time, each under its own deadline once its turn
+        # comes, by a worker outside anyio's default count, which decodes the calls.
+        self._one_reading = anyio.Lock()
+        self._reader = anyio.CapacityLimiter(1)
 
     # --- Libraries --------------------------------------------------------------
 
@@ -294,8 +298,7 @@ class Libraries:
         if size > MAX_DOCUMENT_BYTES:
             raise PayloadTooLarge(f"A document is at most {MAX_DOCUMENT_BYTES} bytes.",
                                   field="content")
-        # Parsing and chunking a few megabytes takes a while: off the event loop.
-        text, chunks = await anyio.to_thread.run_sync(_prepare, content, media_type, charset)
+        text, chunks = await self._read(content, media_type, charset)
         async with Document._meta.db.transaction():
             row = await self._insert_document(library["id"], title, media_type, size, text,
                                               identity.account_id)
@@ -305,6 +308,26 @@ class Libraries:
                                     data={"library_id": str(library["id"]), "title": title,
                                           "media_type": media_type, "chunks": len(chunks)})
         return document_view(row)
+
+    async def _read(self, content: bytes | str, media_type: str,
+                    charset: str | None) -> tuple[str, list[documents.TextChunk]]:
+        """The upload's text and passages, or the API error saying why there are none."""
+        try:
+            async with self._one_reading:
+                with anyio.fail_after(READ_SECONDS):
+                    return await anyio.to_process.run_sync(
+                        documents.read_document, content, media_type, charset,
+                        cancellable=True, limiter=self._reader)
+        except TimeoutError:
+            raise Unprocessable(
+                f"The document could not be read within {READ_SECONDS:g} seconds. Split it, "
+                "or send it as plain text.", code="document_too_complex", field="content",
+            ) from None
+        except documents.EmptyDocument as error:
+            raise Unprocessable(error.message, code=error.reason, field="content") from None
+        except documents.DocumentError as error:
+            raise UnsupportedMediaType(error.message, code=error.reason,
+                                       field="content") from None
 
     async def _insert_document(self, library_id: UUID, title: str, media_type: str, size: int,
                                text: str, created_by: UUID) -> dict[str, Any]:
@@ -386,12 +409,6 @@ def _apart(passages: list[Passage], limit: int) -> list[Passage]:
             if len(chosen) == limit:
                 break
     return chosen
-
-
-def _prepare(content: bytes | str, media_type: str,
-             charset: str | None) -> tuple[str, list[documents.TextChunk]]:
-    text = _extracted(content, media_type, charset)
-    return text, documents.chunk_text(text)
 
 
 # Misspelt and differently spelt words (names above all): for each query word of three

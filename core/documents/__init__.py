@@ -9,7 +9,7 @@ Sans-IO and deterministic. The app stores what :func:`extract` returns, cuts it 
 __all__ = [
     "DocumentError", "EmptyDocument", "NotText", "UnsupportedFormat",
     "MEDIA_TYPES", "extract", "decode", "normalise",
-    "TextChunk", "chunk_text", "TARGET_CHARS", "OVERLAP_CHARS",
+    "TextChunk", "chunk_text", "TARGET_CHARS", "OVERLAP_CHARS", "read_document",
     "STOP_WORDS", "MAX_TERMS", "SNIPPET_CHARS", "query_terms", "search_expression", "snippet",
 ]
 
@@ -24,3 +24,4 @@ from core.documents._query import (
     search_expression,
     snippet,
 )
+from core.documents._read import read_document

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.services import libraries
 from app.services.libraries import MAX_DOCUMENT_BYTES
 from app.tables import Chunk, Document, Library
 
@@ -314,6 +315,25 @@ async def test_a_document_at_the_cap_is_taken_whole(api, ann):
                               timeout=180)  # six thousand passages: slow on a busy machine
     assert response.status_code == 201, response.text
     assert await Chunk.count() > 6000
+
+
+async def test_a_document_not_read_in_time_is_422_and_the_next_one_is_read(api, ann,
+                                                                           monkeypatch):
+    library = await new_library(api, ann)
+    monkeypatch.setattr(libraries, "READ_SECONDS", 0.001)  # no upload is read so soon
+    slow = await add_text(api, ann, library["id"], "- *a* [b](c)\n" * 20_000,
+                          media_type="text/markdown")
+    assert_error(slow, 422, "document_too_complex", "content")
+    assert await counts() == (1, 0, 0)
+    monkeypatch.undo()
+    assert (await add_text(api, ann, library["id"])).status_code == 201
+
+
+async def test_markdown_built_to_be_slow_is_read_whole(api, ann):
+    library = await new_library(api, ann)
+    response = await add_text(api, ann, library["id"], "**a " * 200_000,
+                              media_type="text/markdown")
+    assert response.status_code == 201, response.text
 
 
 async def test_a_failure_while_writing_passages_leaves_no_document(api, services, ann,
