@@ -2,6 +2,12 @@
 
 The owner and administrators manage a project and its members; members reach what it
 holds. Anyone else gets 404.
+
+Joining takes two people: a manager invites an email, and the account with that email
+accepts (``/api/me/invitations``). An invitation is kept for any well-formed email,
+whether or not an account has it, and is listed with the project alike, so neither the
+answer nor the project's page tells an owner who has an account here; and nobody is
+put in a project, with its agents in their lists, without agreeing.
 """
 
 from __future__ import annotations
@@ -9,11 +15,14 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from piccolo.columns import Column
+from piccolo.table import Table
+
 from app.errors import NotFound, Unprocessable
 from app.services.access import parse_id, reach_of
-from app.services.accounts import Identity
+from app.services.accounts import Identity, normalise_email
 from app.services.audit import AuditLog
-from app.tables import Account, Project, ProjectMember
+from app.tables import Project, ProjectInvitation, ProjectMember
 
 
 def _check_name(name: str) -> str:
@@ -31,10 +40,15 @@ class Projects:
         members = await ProjectMember.select(
             ProjectMember.account_id, ProjectMember.account_id.email).where(
             ProjectMember.project_id == row["id"])
+        invited = await ProjectInvitation.select(
+            ProjectInvitation.id, ProjectInvitation.email, ProjectInvitation.created_at).where(
+            ProjectInvitation.project_id == row["id"]).order_by(ProjectInvitation.email)
         return {"id": str(row["id"]), "name": row["name"], "owner_id": str(row["owner_id"]),
                 "created_at": row["created_at"].isoformat(),
                 "members": [{"account_id": str(m["account_id"]), "email": m["account_id.email"]}
-                            for m in members]}
+                            for m in members],
+                "invitations": [{"id": str(i["id"]), "email": i["email"],
+                                 "invited_at": i["created_at"].isoformat()} for i in invited]}
 
     async def _reachable(self, identity: Identity, project_id: str | UUID) -> dict[str, Any]:
         pid = parse_id(project_id, "project")
@@ -79,30 +93,81 @@ class Projects:
         await self.audit.record("project.deleted", actor=identity.account_id,
                                 subject=str(row["id"]))
 
-    async def add_member(self, identity: Identity, project_id: str, email: str) -> None:
-        """Make the account with ``email`` a member, if there is one. The caller learns
-        nothing either way: no account, a new member and an existing one are answered
-        alike, so the form cannot be used to find out who has an account here."""
+    async def invite(self, identity: Identity, project_id: str, email: str) -> None:
+        """Invite ``email`` to the project: kept once per email, whether or not an
+        account has it, so the caller learns nothing of who has an account here."""
         row = await self._managed(identity, project_id)
-        account = await Account.select(Account.id).where(
-            Account.email == email.strip().lower()).first()
-        if account is None:
-            return
-        added = await ProjectMember.insert(
-            ProjectMember(project_id=row["id"], account_id=account["id"])).on_conflict(
-            action="DO NOTHING").returning(ProjectMember.id)
-        if added:
-            await self.audit.record("project.member_added", actor=identity.account_id,
-                                    subject=str(row["id"]),
-                                    data={"account_id": str(account["id"])})
+        email = normalise_email(email)
+        invited = await ProjectInvitation.insert(ProjectInvitation(
+            project_id=row["id"], email=email, invited_by=identity.account_id)).on_conflict(
+            action="DO NOTHING").returning(ProjectInvitation.id)
+        if invited:
+            await self.audit.record("project.member_invited", actor=identity.account_id,
+                                    subject=str(row["id"]), data={"email": email})
+
+    async def withdraw(self, identity: Identity, project_id: str, invitation_id: str) -> None:
+        """A manager takes back an invitation not yet accepted."""
+        row = await self._managed(identity, project_id)
+        withdrawn = await _take_out(ProjectInvitation, ProjectInvitation.id, row["id"],
+                                    invitation_id, "invitation")
+        await self.audit.record("project.invitation_withdrawn", actor=identity.account_id,
+                                subject=str(row["id"]), data={"email": withdrawn["email"]})
 
     async def remove_member(self, identity: Identity, project_id: str, account_id: str) -> None:
         row = await self._managed(identity, project_id)
-        removed = await ProjectMember.delete().where(
-            (ProjectMember.project_id == row["id"])
-            & (ProjectMember.account_id == parse_id(account_id, "member"))).returning(
-            ProjectMember.id)
-        if not removed:
-            raise NotFound("No such member.")
+        await _take_out(ProjectMember, ProjectMember.account_id, row["id"], account_id, "member")
         await self.audit.record("project.member_removed", actor=identity.account_id,
                                 subject=str(row["id"]), data={"account_id": account_id})
+
+    async def invitations(self, identity: Identity) -> list[dict[str, Any]]:
+        """The invitations waiting for the caller's email, oldest first."""
+        rows = await ProjectInvitation.select(
+            ProjectInvitation.id, ProjectInvitation.project_id,
+            ProjectInvitation.project_id.name, ProjectInvitation.invited_by.email,
+            ProjectInvitation.created_at).where(
+            ProjectInvitation.email == identity.email).order_by(ProjectInvitation.created_at)
+        return [{"id": str(r["id"]), "project_id": str(r["project_id"]),
+                 "project_name": r["project_id.name"], "invited_by": r["invited_by.email"],
+                 "invited_at": r["created_at"].isoformat()} for r in rows]
+
+    async def accept(self, identity: Identity, invitation_id: str) -> dict[str, Any]:
+        """Join the project an invitation for the caller's email names."""
+        invitation = await self._addressed(identity, invitation_id)
+        async with ProjectMember._meta.db.transaction():
+            taken = await ProjectInvitation.delete().where(
+                ProjectInvitation.id == invitation["id"]).returning(ProjectInvitation.id)
+            if not taken:  # accepted or withdrawn a moment ago
+                raise NotFound("No such invitation.")
+            await ProjectMember.insert(ProjectMember(
+                project_id=invitation["project_id"], account_id=identity.account_id)
+            ).on_conflict(action="DO NOTHING")
+            await self.audit.record("project.joined", actor=identity.account_id,
+                                    subject=str(invitation["project_id"]))
+        return await self.get(identity, str(invitation["project_id"]))
+
+    async def decline(self, identity: Identity, invitation_id: str) -> None:
+        """Turn down an invitation for the caller's email."""
+        invitation = await self._addressed(identity, invitation_id)
+        await ProjectInvitation.delete().where(ProjectInvitation.id == invitation["id"])
+        await self.audit.record("project.invitation_declined", actor=identity.account_id,
+                                subject=str(invitation["project_id"]))
+
+    async def _addressed(self, identity: Identity, invitation_id: str) -> dict[str, Any]:
+        row = await ProjectInvitation.select().where(
+            (ProjectInvitation.id == parse_id(invitation_id, "invitation"))
+            & (ProjectInvitation.email == identity.email)).first()
+        if row is None:
+            raise NotFound("No such invitation.")
+        return row
+
+
+async def _take_out(table: type[Table], column: Column, project_id: UUID, given: str,
+                    noun: str) -> dict[str, Any]:
+    """Delete the project's row of ``table`` whose ``column`` is ``given`` and return it;
+    404 naming ``noun`` when the project has none."""
+    removed = await table.delete().where(
+        (table.project_id == project_id) & (column == parse_id(given, noun))).returning(
+        *table.all_columns())
+    if not removed:
+        raise NotFound(f"No such {noun}.")
+    return removed[0]

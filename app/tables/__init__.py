@@ -29,6 +29,7 @@ from app.tables.platform import (
     HttpToolOffer,
     Library,
     Project,
+    ProjectInvitation,
     ProjectMember,
     Provider,
     ProviderKey,
@@ -37,7 +38,7 @@ from app.tables.platform import (
 
 ALL_TABLES = (
     Account, AuthSession, LoginFailure, RuntimeSetting, AuditEntry,
-    Project, ProjectMember, Provider, ProviderKey, Library, Document, Chunk,
+    Project, ProjectMember, ProjectInvitation, Provider, ProviderKey, Library, Document, Chunk,
     Agent, AgentLibrary, HttpTool, HttpToolOffer, Chat, ChatMessage, UsageEvent,
     ApiKey,
     FeatureOverride, TelephonyLine, TelephonyCall, TelephonyTicket, TelephonyRing,

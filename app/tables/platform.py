@@ -28,6 +28,16 @@ class ProjectMember(Table, tablename="project_member"):
     added_at = Timestamptz(default=TimestamptzNow())
 
 
+class ProjectInvitation(Created, Table, tablename="project_invitation"):
+    """An invitation to join a project, kept for an email whether or not an account
+    has it; the account with that email becomes a member when it accepts."""
+
+    id = UUID(primary_key=True)
+    project_id = ForeignKey(references=Project, on_delete=OnDelete.cascade)
+    email = Text()
+    invited_by = ForeignKey(references=Account, on_delete=OnDelete.cascade)
+
+
 class Provider(Stamped, Table, tablename="provider"):
     """An OpenAI-compatible upstream. ``models`` are the names it answers to; a model
     name belongs to one provider only."""

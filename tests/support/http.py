@@ -46,6 +46,19 @@ class ApiClient(httpx.AsyncClient):
         await services.accounts.create(email, password, role, permissions)
         return {"Authorization": f"Bearer {await self.login(email, password)}"}
 
+    async def join_project(self, owner: dict[str, str], member: dict[str, str],
+                           project_id: str) -> None:
+        """``owner`` invites the account signed in with ``member``, which accepts."""
+        email = (await self.get("/api/me", headers=member)).json()["email"]
+        invited = await self.post(f"/api/projects/{project_id}/members", headers=owner,
+                                  json={"email": email})
+        assert invited.status_code == 202, invited.text
+        waiting = (await self.get("/api/me/invitations", headers=member)).json()["data"]
+        [invitation] = [i for i in waiting if i["project_id"] == project_id]
+        accepted = await self.post(f"/api/me/invitations/{invitation['id']}/accept",
+                                   headers=member)
+        assert accepted.status_code == 200, accepted.text
+
     async def account_id(self, headers: dict[str, str]) -> str:
         """The id of the account signed in with ``headers``."""
         return (await self.get("/api/me", headers=headers)).json()["id"]

@@ -17,7 +17,9 @@ const VERBS = { created: "created", changed: "changed", deleted: "deleted", arch
   restored: "restored", revoked: "revoked", released: "released", stored: "stored", played: "played",
   offered: "offered", withdrawn: "withdrew", booked: "booked", cancelled: "cancelled", moved: "moved",
   added: "added", reset: "reset", set: "set", cleared: "cleared", member_added: "added a member to",
-  member_removed: "removed a member from", talked: "talked in text to" };
+  member_removed: "removed a member from", member_invited: "invited someone to",
+  invitation_withdrawn: "withdrew an invitation to", invitation_declined: "declined an invitation to",
+  joined: "joined", talked: "talked in text to" };
 
 const plural = (count, one, many) => `${count} ${count === 1 ? one : many}`;
 

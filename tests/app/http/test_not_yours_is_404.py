@@ -28,6 +28,9 @@ BY_ID: dict[str, dict[str, Any]] = {
     "/api/projects/{project}": {"GET": None, "PATCH": {"name": "Mine now"}, "DELETE": None},
     "/api/projects/{project}/members": {"POST": {"email": "bob@example.org"}},
     "/api/projects/{project}/members/{owner}": {"DELETE": None},
+    "/api/projects/{project}/invitations/{invitation}": {"DELETE": None},
+    "/api/me/invitations/{invitation}/accept": {"POST": None},
+    "/api/me/invitations/{invitation}": {"DELETE": None},
     "/api/libraries/{library}": {"GET": None, "PATCH": {"name": "Mine now"}, "DELETE": None},
     "/api/libraries/{library}/documents": {
         "GET": None, "POST": {"title": "T", "content": "Mine."}},
@@ -90,6 +93,11 @@ async def owned(api, services):
     ids["agent"] = await _id(await api.post("/api/agents", headers=ann,
                                             json={"name": "Reception", "model": "local"}))
     ids["project"] = await _id(await api.post("/api/projects", headers=ann, json={"name": "P"}))
+    await api.post(f"/api/projects/{ids['project']}/members", headers=ann,
+                   json={"email": "carol@example.org"})
+    carol = await api.as_new_user(services, "carol@example.org")
+    ids["invitation"] = (await api.get("/api/me/invitations", headers=carol)).json()[
+        "data"][0]["id"]
     ids["library"] = await _id(await api.post("/api/libraries", headers=ann, json={"name": "L"}))
     ids["document"] = await _id(await api.post(
         f"/api/libraries/{ids['library']}/documents", headers=ann,
@@ -173,7 +181,7 @@ def _template(path: str) -> str:
              "document": "document_id", "chat": "chat_id", "api_key": "key_id",
              "provider_key": "key_id", "name": "name_id", "appointment": "appointment_id",
              "enquiry": "enquiry_id", "owner": "account_id", "target": "target_id",
-             "call": "call_id", "line": "line_id"}
+             "call": "call_id", "line": "line_id", "invitation": "invitation_id"}
     path = path.split("?")[0]
     for short, long in names.items():
         path = path.replace("{" + short + "}", "{" + long + "}")

@@ -22,8 +22,7 @@ async def _clinic(api, services):
     ann = await api.as_new_user(services, "ann@example.org")
     bob = await api.as_new_user(services, "bob@example.org")
     project = (await api.post("/api/projects", headers=ann, json={"name": "Clinic"})).json()
-    await api.post(f"/api/projects/{project['id']}/members", headers=ann,
-                   json={"email": "bob@example.org"})
+    await api.join_project(ann, bob, project["id"])
     agent = (await api.post("/api/agents", headers=ann, json={
         "name": "Shared", "model": "local", "project_id": project["id"]})).json()
     return ann, bob, project, agent
@@ -116,8 +115,65 @@ async def test_adding_a_member_does_not_tell_whether_the_email_has_an_account(
         "nobody@example.org", "bob@example.org", "BOB@example.org")]
     assert {answer.status_code for answer in answers} == {202}
     assert len({answer.content for answer in answers}) == 1
-    members = (await api.get(f"/api/projects/{project['id']}", headers=ann)).json()["members"]
-    assert [member["email"] for member in members] == ["bob@example.org"]
+    seen = (await api.get(f"/api/projects/{project['id']}", headers=ann)).json()
+    assert seen["members"] == []
+    assert [i["email"] for i in seen["invitations"]] == ["bob@example.org",
+                                                         "nobody@example.org"]
+
+
+async def test_nobody_joins_a_project_without_accepting(api, services):
+    ann = await api.as_new_user(services, "ann@example.org")
+    bob = await api.as_new_user(services, "bob@example.org")
+    project = (await api.post("/api/projects", headers=ann, json={"name": "Clinic"})).json()
+    agent = (await api.post("/api/agents", headers=ann, json={
+        "name": "Shared", "model": "local", "project_id": project["id"]})).json()
+    await api.post(f"/api/projects/{project['id']}/members", headers=ann,
+                   json={"email": "bob@example.org"})
+    assert (await api.get(f"/api/agents/{agent['id']}", headers=bob)).status_code == 404
+    [invitation] = (await api.get("/api/me/invitations", headers=bob)).json()["data"]
+    assert (invitation["project_name"], invitation["invited_by"]) == (
+        "Clinic", "ann@example.org")
+    joined = await api.post(f"/api/me/invitations/{invitation['id']}/accept", headers=bob)
+    assert joined.status_code == 200 and joined.json()["invitations"] == []
+    assert [m["email"] for m in joined.json()["members"]] == ["bob@example.org"]
+    assert (await api.get(f"/api/agents/{agent['id']}", headers=bob)).status_code == 200
+    assert (await api.get("/api/me/invitations", headers=bob)).json()["data"] == []
+
+
+async def test_an_invitation_can_be_declined_or_withdrawn_and_is_only_its_email_s(
+        api, services):
+    ann = await api.as_new_user(services, "ann@example.org")
+    bob = await api.as_new_user(services, "bob@example.org")
+    carol = await api.as_new_user(services, "carol@example.org")
+    project = (await api.post("/api/projects", headers=ann, json={"name": "Clinic"})).json()
+    members = f"/api/projects/{project['id']}/members"
+    for email in ("bob@example.org", "carol@example.org"):
+        await api.post(members, headers=ann, json={"email": email})
+    [for_bob] = (await api.get("/api/me/invitations", headers=bob)).json()["data"]
+    stolen = await api.post(f"/api/me/invitations/{for_bob['id']}/accept", headers=carol)
+    assert stolen.status_code == 404
+    assert (await api.delete(f"/api/me/invitations/{for_bob['id']}",
+                             headers=bob)).status_code == 204
+    [for_carol] = (await api.get("/api/me/invitations", headers=carol)).json()["data"]
+    withdrawn = await api.delete(
+        f"/api/projects/{project['id']}/invitations/{for_carol['id']}", headers=ann)
+    assert withdrawn.status_code == 204
+    assert (await api.get("/api/me/invitations", headers=carol)).json()["data"] == []
+    seen = (await api.get(f"/api/projects/{project['id']}", headers=ann)).json()
+    assert (seen["members"], seen["invitations"]) == ([], [])
+    refused = await api.post(members, headers=ann, json={"email": "not an email"})
+    assert refused.status_code == 422 and refused.json()["error"]["field"] == "email"
+
+
+async def test_an_account_made_after_its_invitation_finds_it(api, services):
+    ann = await api.as_new_user(services, "ann@example.org")
+    project = (await api.post("/api/projects", headers=ann, json={"name": "Clinic"})).json()
+    await api.post(f"/api/projects/{project['id']}/members", headers=ann,
+                   json={"email": "dora@example.org"})
+    dora = await api.as_new_user(services, "dora@example.org")
+    await api.join_project(ann, dora, project["id"])
+    assert [p["name"] for p in (await api.get("/api/projects", headers=dora)).json()[
+        "data"]] == ["Clinic"]
 
 
 async def test_a_member_cannot_take_an_owners_agent_out_of_the_project(api, services):

@@ -120,9 +120,7 @@ async def test_ids_that_are_not_uuids_are_simply_not_found(api, ann):
 async def test_project_members_reach_the_project_s_library(api, services, ann, bob):
     carl = await api.as_new_user(services, "carl@example.org")
     project = (await api.post("/api/projects", headers=ann, json={"name": "Surgery"})).json()
-    added = await api.post(f"/api/projects/{project['id']}/members", headers=ann,
-                           json={"email": "bob@example.org"})
-    assert added.status_code == 202, added.text
+    await api.join_project(ann, bob, project["id"])
     library = await new_library(api, ann, project_id=project["id"])
     await add_text(api, ann, library["id"], "Flu vaccines are given on Tuesdays.")
     assert [entry["id"] for entry in (await api.get("/api/libraries", headers=bob)).json()[
@@ -150,8 +148,7 @@ async def test_only_the_owner_or_an_administrator_moves_a_library_between_projec
     """A member who could take the owner's Library into a project of their own would
     keep it after being removed from the owner's project."""
     project = (await api.post("/api/projects", headers=ann, json={"name": "Surgery"})).json()
-    await api.post(f"/api/projects/{project['id']}/members", headers=ann,
-                   json={"email": "bob@example.org"})
+    await api.join_project(ann, bob, project["id"])
     library = await new_library(api, ann, project_id=project["id"])
     bobs = (await api.post("/api/projects", headers=bob, json={"name": "Mine"})).json()
     url = f"/api/libraries/{library['id']}"
