@@ -70,6 +70,10 @@ def _check_int(field: str, value: object, allowed: range) -> None:
         raise DiaryError(field, f"must be from {allowed.start} to {allowed.stop - 1}, not {value}")
 
 
+def _clock(minute: int) -> str:
+    return "{:02d}:{:02d}".format(*divmod(minute, 60))
+
+
 @frozen
 class OpeningPeriod:
     """One opening period: on ``weekday`` (0 is Monday) from ``opens_minute`` to
@@ -85,6 +89,11 @@ class OpeningPeriod:
         _check_int("closes_minute", self.closes_minute, range(1, MINUTES_PER_DAY + 1))
         if self.closes_minute <= self.opens_minute:
             raise DiaryError("closes_minute", "must be after opens_minute")
+
+    @property
+    def span(self) -> str:
+        """The period as an owner writes it: ``09:00–17:00`` (midnight closing is 24:00)."""
+        return f"{_clock(self.opens_minute)}–{_clock(self.closes_minute)}"
 
     def overlaps(self, other: OpeningPeriod) -> bool:
         """Whether the two share a minute; periods that only touch do not."""
@@ -151,9 +160,11 @@ def _check_hours(hours: object) -> None:
     in_order = sorted(range(len(hours)), key=lambda i: (hours[i].weekday, hours[i].opens_minute))
     for before, after in zip(in_order, in_order[1:]):
         if hours[before].overlaps(hours[after]):
+            # The error sits on the later-written period and names the other by its
+            # times: the owner never sees the list's indexes.
             first, second = sorted((before, after))
             weekday = WEEKDAYS[hours[first].weekday]
-            raise DiaryError(f"hours[{second}]", f"overlaps hours[{first}] on {weekday}")
+            raise DiaryError(f"hours[{second}]", f"overlaps {hours[first].span} on {weekday}")
 
 
 _DIARY_FIELDS = tuple(field.name for field in fields(Diary))

@@ -169,14 +169,21 @@ def test_periods_on_one_day_may_touch_but_not_overlap(second, overlaps):
     if overlaps:
         field, message = error_of(fields)
         assert field == "hours[3]"
-        assert "overlaps hours[" in message and "Monday" in message
+        assert message == "overlaps 09:00–13:00 on Monday"
     else:
         assert len(parse_diary(fields).hours) == 4
 
 
 def test_an_overlap_names_the_later_of_the_two_periods():
     fields = body(hours=[period(3, 600, 700), period(2, 0, 60), period(3, 500, 650)])
-    assert error_of(fields) == ("hours[2]", "overlaps hours[0] on Thursday")
+    assert error_of(fields) == ("hours[2]", "overlaps 10:00–11:40 on Thursday")
+
+
+def test_an_overlap_is_told_in_the_owners_times_not_the_lists_indexes():
+    monday = body(hours=[period(0, 540, 1020), period(0, 840, 1020)])
+    assert error_of(monday) == ("hours[1]", "overlaps 09:00–17:00 on Monday")
+    till_midnight = body(hours=[period(6, 1200, 1440), period(6, 1380, 1440)])
+    assert error_of(till_midnight)[1] == "overlaps 20:00–24:00 on Sunday"
 
 
 def test_hours_must_be_a_list():
