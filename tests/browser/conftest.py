@@ -157,3 +157,22 @@ def note_beside(page, field):
     box = field.bounding_box()
     assert 0 <= note.bounding_box()["y"] - (box["y"] + box["height"]) < 60
     return note
+
+
+def removed_from_the_keyboard(page, button, said: str, heading: str) -> None:
+    """Press a row's ``button`` from the keyboard and confirm in the dialog it opens,
+    which opens on its harmless Cancel, so an Enter pressed out of habit destroys
+    nothing; once the status line says ``said``, the row is gone and the keyboard is on
+    the list's ``heading`` rather than back at the top of the page."""
+    from playwright.sync_api import expect
+
+    button.focus()
+    page.keyboard.press("Enter")
+    dialog = page.get_by_role("dialog")
+    expect(dialog.get_by_role("button", name="Cancel")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(dialog.get_by_role("button", name="Confirm")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("status")).to_have_text(said)
+    expect(button).to_have_count(0)
+    expect(page.get_by_role("heading", level=2, name=heading)).to_be_focused()

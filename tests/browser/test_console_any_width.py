@@ -102,6 +102,11 @@ def test_on_a_phone_the_navigation_folds_behind_a_menu_button(tab):
     menu.click()
     expect(menu).to_have_attribute("aria-expanded", "true")
     expect(nav.get_by_role("link", name="Libraries")).to_be_visible()
+    nav.get_by_role("link", name="Libraries").focus()
+    tab.keyboard.press("Escape")  # closes it from within, back on the button
+    expect(menu).to_have_attribute("aria-expanded", "false")
+    expect(nav).to_be_hidden()
+    expect(menu).to_be_focused()
     _visit(tab, "/", "laptop")
     expect(tab.get_by_role("button", name="Menu")).to_be_hidden()
     expect(nav).to_be_visible()

@@ -9,7 +9,14 @@ import httpx
 import pytest
 
 from app.services.accounts import Identity
-from tests.browser.conftest import PASSWORD, screenshot, settled, sign_in
+from tests.browser.conftest import (
+    PASSWORD,
+    open_as,
+    removed_from_the_keyboard,
+    screenshot,
+    settled,
+    sign_in,
+)
 from tests.browser.playwright_expect import expect
 
 OWNER = "shop@example.com"
@@ -115,3 +122,12 @@ def test_an_agent_shows_its_model_id_requests_and_tools(page, console, agent, si
     page.get_by_role("heading", level=1, name="Chat").wait_for()
     settled(page)
     expect(page.get_by_label("Agent")).to_have_value(agent["id"])
+
+
+def test_an_agent_archived_from_the_keyboard_leaves_the_focus_on_its_list(page):
+    open_as(page, OWNER, "Agents")
+    page.get_by_label("Name", exact=True).fill("Spare desk")
+    page.get_by_label("Model", exact=True).select_option("local")
+    page.get_by_role("button", name="Create agent").click()
+    removed_from_the_keyboard(page, page.get_by_role("button", name="Archive Spare desk"),
+                              "Spare desk is archived.", "Your agents")

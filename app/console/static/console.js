@@ -116,9 +116,10 @@ export function markField(control, text) {
   control.focus();
 }
 
-// The reference a person can quote to whoever reads the server's log.
+// The reference a person can quote to whoever reads the server's log: a list, empty
+// when the page refused by itself, since replaceChildren would write a null as "null".
 function reference(error) {
-  return error && error.requestId ? el("span", { class: "ref" }, ` Reference: ${error.requestId}`) : null;
+  return error && error.requestId ? [el("span", { class: "ref" }, ` Reference: ${error.requestId}`)] : [];
 }
 
 function words(error) {
@@ -159,7 +160,7 @@ export function fail(error, form) {
     }
   }
   status().className = "status error";
-  status().replaceChildren(el("span", { class: "sign" }, "Not done: "), text, reference(error));
+  status().replaceChildren(el("span", { class: "sign" }, "Not done: "), text, ...reference(error));
 }
 
 // A screen's own API answering 404 means this server does not offer it yet.
@@ -192,7 +193,8 @@ export function confirmAction(text) {
     dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
     dialog.returnValue = "cancel";
     dialog.showModal();
-    document.getElementById("confirm-ok").focus();
+    // On the harmless choice, so an Enter pressed out of habit destroys nothing.
+    document.getElementById("confirm-cancel").focus();
   });
 }
 
@@ -262,12 +264,26 @@ export function formMode(prefix, edited, { heading, create, save }) {
 
 // Fill a table body: one row per item, one cell per column ({label, value, num}).
 export function fillRows(tbody, items, columns, empty = "Nothing yet.") {
+  const focused = tbody.contains(document.activeElement);
   if (!items.length) {
     tbody.replaceChildren(el("tr", {}, el("td", { colspan: columns.length, class: "muted" }, empty)));
-    return;
+  } else {
+    tbody.replaceChildren(...items.map((item) => el("tr", {},
+      columns.map((column) => el("td", { class: column.num ? "num" : null }, column.value(item))))));
   }
-  tbody.replaceChildren(...items.map((item) => el("tr", {},
-    columns.map((column) => el("td", { class: column.num ? "num" : null }, column.value(item))))));
+  if (focused) focusListHeading(tbody);
+}
+
+// Redrawing a list takes away the row's button the keyboard was on (the row deleted
+// once confirmed, or its Enable become Disable), which drops the focus to the page's
+// body and the next Tab back to the top: it goes to the list's heading instead, near
+// where it was.
+function focusListHeading(tbody) {
+  const labelled = tbody.closest("[aria-labelledby]");
+  const heading = labelled && document.getElementById(labelled.getAttribute("aria-labelledby"));
+  if (!heading) return;
+  heading.tabIndex = -1;
+  heading.focus();
 }
 
 export function options(select, items, label, value, blank) {
@@ -324,10 +340,18 @@ document.addEventListener("click", async (event) => {
 const menu = document.querySelector("button.menu");
 if (menu) {
   document.documentElement.classList.add("folding-nav");
-  menu.addEventListener("click", () => {
-    const open = menu.getAttribute("aria-expanded") !== "true";
+  const unfold = (open) => {
     menu.setAttribute("aria-expanded", String(open));
     document.getElementById(menu.getAttribute("aria-controls")).classList.toggle("open", open);
+  };
+  const unfolded = () => menu.getAttribute("aria-expanded") === "true";
+  menu.addEventListener("click", () => unfold(!unfolded()));
+  // Escape folds it again, as it closes any menu, and puts the keyboard back on the
+  // button rather than on a link that is no longer shown.
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape" || !unfolded()) return;
+    unfold(false);
+    menu.focus();
   });
 }
 
