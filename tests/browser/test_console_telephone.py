@@ -17,6 +17,7 @@ import pytest
 
 from tests.browser.conftest import (
     PASSWORD,
+    removed_from_the_keyboard,
     open_screen,
     require_api,
     screenshot,
@@ -89,6 +90,11 @@ def test_telephone_settings_checks_and_a_line_from_registration_to_enabled(page)
     expect(page.get_by_role("status")).to_contain_text("settings are saved")
     expect(page.locator("#t-credential-state")).to_have_text("stored")
     assert "carrier-auth-token" not in page.content()  # write-only
+    guide = page.locator("#connect")  # the carrier's addresses follow at once
+    expect(guide.get_by_text("https://phones.example.com/api/telephony/carrier/voice",
+                             exact=True)).to_be_visible()
+    expect(guide.get_by_text("wss://phones.example.com/api/telephony/carrier/media",
+                             exact=True)).to_be_visible()
 
     page.get_by_role("button", name="Run the checks").click()
     checks = page.locator("#checks")
@@ -269,3 +275,14 @@ def test_an_account_is_created_granted_and_given_the_telephone_feature(page, con
         expect(nav.get_by_role("link", name=withheld)).to_have_count(0)
     open_screen(page, "Telephone")
     expect(page.get_by_role("heading", name="Telephone settings")).to_have_count(0)  # break-glass
+
+
+def test_a_provider_deleted_from_the_keyboard_leaves_the_focus_on_its_list(page):
+    sign_in(page, ROOT)
+    open_screen(page, "Providers")
+    page.get_by_label("Name", exact=True).fill("spare-gpu")
+    page.get_by_label("Base address (…/v1)", exact=True).fill("http://127.0.0.1:9/v1")
+    page.get_by_label("Models, one per line (empty: ask the server)", exact=True).fill("spare")
+    page.get_by_role("button", name="Register provider").click()
+    removed_from_the_keyboard(page, page.get_by_role("button", name="Delete spare-gpu"),
+                              "spare-gpu is deleted.", "Providers")

@@ -20,6 +20,25 @@ async function loadSettings() {
   $("#t-listening").textContent = view.pbx_listening ? "yes" : "no";
 }
 
+// The guide's addresses are made from the public address by the server, which renders
+// them into this page (telephone_setup.py): after a save the page is asked for again and
+// its guide put in place of this one, so the rule is not written a second time here.
+// The page is this server's own, its values escaped by the template; nothing in it runs.
+// False when the page could not be had: the settings are saved all the same.
+async function reloadGuide() {
+  let response;
+  try {
+    response = await fetch(location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
+  } catch {
+    return false;
+  }
+  const guide = response.ok
+    && new DOMParser().parseFromString(await response.text(), "text/html").getElementById("connect");
+  if (!guide) return false;
+  $("#connect").replaceWith(document.adoptNode(guide));
+  return true;
+}
+
 if ($("#settings")) {
   onSubmit($("#settings"), async (values) => {
     const body = { provider: values.provider || null, public_base_url: values.public_base_url || "",
@@ -29,7 +48,8 @@ if ($("#settings")) {
     $("#t-credential").value = "";
     $("#t-secret").value = "";
     await loadSettings();
-    say("The telephone settings are saved.");
+    say(await reloadGuide() ? "The telephone settings are saved."
+      : "The telephone settings are saved. Reload the page to see the new addresses in the guide.");
   });
   guarded(loadSettings)();
 }
