@@ -82,6 +82,9 @@ def test_settings_are_grouped_by_area_and_found_by_search(page, console, admin, 
     expect(row).to_contain_text("1 to 100000")
     rate = page.locator('tr[data-key="voice_live.stt_sample_rate"]')
     expect(rate).to_contain_text("one of 8000, 16000")
+    # Each cell carries its column's heading, shown beside it where rows become cards.
+    assert row.locator("td").evaluate_all("cells => cells.map((c) => c.dataset.label)") == [
+        "Setting", "Boot value", "Current value", "Range", "Who may change it", "New value"]
     _fits(page, width, "areas")
 
     search = page.get_by_label("Search settings")

@@ -366,11 +366,18 @@ function labelCells(table) {
     });
   }
 }
+// The tables a change touched: the one around what changed (rows filled in), and any
+// that came in whole with the added nodes (a section built with its tables).
+function tablesChanged(change) {
+  const around = change.target.closest && change.target.closest("table");
+  const added = [...change.addedNodes].filter((node) => node instanceof Element)
+    .flatMap((node) => (node.matches("table") ? [node] : [...node.querySelectorAll("table")]));
+  return around ? [around, ...added] : added;
+}
 const main = document.getElementById("main");
 if (main) {
   new MutationObserver((changes) => {
-    const tables = new Set(changes.map((change) => change.target.closest && change.target.closest("table")).filter(Boolean));
-    for (const table of tables) labelCells(table);
+    for (const table of new Set(changes.flatMap(tablesChanged))) labelCells(table);
   }).observe(main, { childList: true, subtree: true });
   main.querySelectorAll("table").forEach(labelCells);
 }
