@@ -79,7 +79,8 @@ _KINDS = (
     ("transfer", r"\b(speak|talk) to (a |an |the )?(person|someone|human|somebody|"
                  r"receptionist|operator)|\bput me through\b|\btransfer\b|\breal person\b"),
     ("cancel", r"\bcancel\b"),
-    ("change", r"\b(change|move|reschedule|rearrange)\b.*\b(appointment|booking|it)\b"),
+    # The first verb of a line is enough: from it, the rest of the line is searched once.
+    ("change", r"(?m)^(?>.*?\b(?:change|move|reschedule|rearrange)\b).*\b(?:appointment|booking|it)\b"),
     ("message", r"\b(message|call me back|call back|leave a note|pass on)\b"),
     ("book", r"\b(book|appointment|make a booking|reserve|schedule)\b"),
 )
@@ -96,7 +97,7 @@ _SUBJECT = re.compile(r"\b(?:book(?: me)?(?: in)?(?: for)?|appointment for|booki
                       r"come in for|in for)\s+((?:a|an|my|the)\s+)?"
                       r"([a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,3})",
                       re.I)
-_SUBJECT_END = re.compile(r"\s+(?:on|at|for|this|next|tomorrow|today|please|with|in)\b.*$")
+_SUBJECT_END = re.compile(r"(?<!\s)\s+(?:on|at|for|this|next|tomorrow|today|please|with|in)\b.*$")
 _NOT_SUBJECTS = frozenset({"appointment", "an appointment", "a booking", "booking", "me",
                            "it", "one", "a time", "some time"})
 _ORDINAL_PICK = (("first", 0), ("1st", 0), ("earliest", 0), ("second", 1), ("2nd", 1),
@@ -158,7 +159,7 @@ def _offered(text: str, now: dt.datetime) -> tuple[tuple[dt.date, dt.time], ...]
     start = text.find("offer ")
     if start < 0:
         return ()
-    items = re.split(r",\s*|\s+or\s+", text[start + 6:].split("?")[0].split(". ")[0])
+    items = re.split(r",\s*|(?<!\s)\s+or\s+", text[start + 6:].split("?")[0].split(". ")[0])
     times = []
     for item in items:
         day, clock = read_day(item, now), read_clock(item)

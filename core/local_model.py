@@ -193,7 +193,9 @@ def _intended_tool(question: str, tools: Sequence[ToolSpec]) -> ToolSpec | None:
 
 
 _TIMEZONE = re.compile(r"\b(UTC|GMT|[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_+-]+)+)\b")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# An address starts where its run of address characters starts (else a long run is
+# scanned again from each of its characters).
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _PHONE = re.compile(r"(?<![\w+])\+?\d(?:[\s().-]?\d){6,14}(?!\d)")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _CLOCK = re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d\b|\b(?:1[0-2]|0?[1-9])\s?(?:am|pm)\b",

@@ -109,7 +109,9 @@ _SAY_NO_TRANSFER = ("I'm sorry, I can't put you through just now. I can take a m
                     "someone will get back to you.")
 _SAY_FULL_NAME = "Before I put you through, may I have your full name?"
 
-_CLOCK = re.compile(r"^\s*(\d{1,2})(?:[:.h](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?\s*$", re.I)
+# The blanks before "am" are taken whole (``\s*+``): "am" starts with a letter, so
+# giving blanks back could never help, and trying would scan a long run again and again.
+_CLOCK = re.compile(r"^\s*(\d{1,2})(?:[:.h](\d{2}))?\s*+(am|pm|a\.m\.|p\.m\.)?\s*$", re.I)
 
 
 def parse_wall_time(text: str) -> dt.time | None:

@@ -34,7 +34,9 @@ _CELLS = frozenset({"td", "th"})
 # cannot come from the document: extraction refuses or drops those before), then
 # turned into " | " between cells and nothing at a row's edges.
 _CELL = "\x1f"
-_CELL_RUN = re.compile(f"[ \t]*{_CELL}[{_CELL} \t]*")
+# A run begins where the blanks before a cell mark begin: tried from inside a long run
+# of blanks, it would scan the rest of the run from each of them.
+_CELL_RUN = re.compile(f"(?<![ \t])[ \t]*{_CELL}[{_CELL} \t]*")
 _SPACE = re.compile(r"\s+")
 
 

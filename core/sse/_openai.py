@@ -50,10 +50,11 @@ DONE: Final = _Done()
 _NULL_FINISH = ('"finish_reason":null', '"finish_reason": null')
 _NULL_USAGE = ('"usage":null', '"usage": null')
 # The same rules in bytes, for the whole events a read begins with (see
-# observe_plain_prefix). Each ``\n\n``-ended line holds a null finish reason; the
-# greedy run finds the last one from the line's end, where OpenAI writes it, and the
-# atomic group keeps a failing line from retrying the lines before it.
-_EACH_FINISH_NULL = re.compile(rb'(?>[^\n]*"finish_reason": ?null[^\n]*\n\n)+')
+# observe_plain_prefix). Each ``\n\n``-ended line holds a null finish reason. A line
+# is looked through once for the marker, then taken whole, and the atomic group keeps
+# a failing line from retrying the lines before it: an upstream's read of one long
+# line with many markers and no end costs its length, not its length squared.
+_EACH_FINISH_NULL = re.compile(rb'(?>(?=[^\n]*"finish_reason": ?null)[^\n]*+\n\n)+')
 _NULL_USAGE_BYTES = tuple(marker.encode() for marker in _NULL_USAGE)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from core.call_dialogue import FAREWELL_TEXT
-from core.local_model import LocalAnswer, LocalToolCall, LocalTurn, respond
+from core.local_model import NOT_FOUND_TEXT, LocalAnswer, LocalToolCall, LocalTurn, respond
 from core.passages import Passage
 from core.pipeline import ToolFinished, ToolSpec, ToolStatus
 from core.spoken import read_clock, read_day, read_digits, say_when
@@ -226,6 +226,20 @@ def test_what_the_documents_say_comes_before_declining_a_task():
                         "Appointments can be booked online at kerrigan.example.", 1.0)]
     said = respond(LocalTurn("How do I book an appointment online", passages, (), now=NOW))
     assert said == LocalAnswer("Appointments can be booked online at kerrigan.example [1].")
+
+
+def test_long_turns_built_to_be_slow_are_read_in_one_pass():
+    # Each would make a pattern scan the rest of the turn again from each of its
+    # characters: hours at these lengths.
+    booking = Line(book_appointment=_booked)
+    assert booking.say("book x" + " " * 256_000 + "y") == "What day and time would suit you?"
+    assert Line().say("change " * 64_000) == NOT_FOUND_TEXT
+    offering = Line(offer_times=lambda a: {"text": "I can offer a" + " " * 256_000 + "x?"},
+                    book_appointment=_booked)
+    offering.say("I need an appointment")
+    assert offering.say("Monday please").endswith("x?")
+    offering.say("the first one")  # an offer that named no time: offered again
+    assert [name for name, _ in offering.calls] == ["offer_times", "offer_times"]
 
 
 def test_goodbye_ends_the_call_when_it_can():

@@ -152,6 +152,12 @@ def test_markdown_of_unclosed_markup_is_converted_whole():
         assert extract(line, "text/markdown").endswith("x")
 
 
+def test_html_with_long_runs_of_blanks_is_converted_whole():
+    for blanks in (" " * 512_000, "\t " * 256_000):
+        assert extract(f"<pre>a{blanks}b</pre>", "text/html") == "a b"
+    assert extract("<b> </b>" * 64_000 + "end", "text/html") == "end"
+
+
 # --- HTML ---------------------------------------------------------------------------
 
 HTML = """<!doctype html><html><head><title>Clinic</title>

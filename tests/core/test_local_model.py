@@ -74,6 +74,18 @@ def test_asks_for_a_required_argument_it_cannot_parse():
     assert answer == LocalAnswer("I can do that. First, what is the name of the caller?")
 
 
+def test_a_long_question_is_read_in_one_pass_for_an_address():
+    # A run of address characters with no "@" in it: a pattern tried from each of its
+    # characters would take hours at this length.
+    notify = ToolSpec("notify_by_email", "Send a message by email.",
+                      {"type": "object", "properties": {"email": {"type": "string"}},
+                       "required": ["email"]})
+    answer = respond(LocalTurn("message " + "a." * 256_000, (), [notify]))
+    assert answer == LocalAnswer("I can do that. First, what is the email?")
+    call = respond(LocalTurn("message ann.lee+desk@clinic.example please", (), [notify]))
+    assert call == LocalToolCall("notify_by_email", {"email": "ann.lee+desk@clinic.example"})
+
+
 def test_intent_without_a_matching_tool_falls_back_to_the_documents():
     answer = respond(LocalTurn("Can I book parking behind the building?", PASSAGES, [TIME]))
     assert isinstance(answer, LocalAnswer) and "[1]" in answer.text

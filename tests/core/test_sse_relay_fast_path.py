@@ -153,6 +153,15 @@ def test_the_content_chunks_before_a_streams_end_are_counted_and_the_end_left_to
         5, "stop", {"total_tokens": 9}, True)
 
 
+def test_a_read_of_one_endless_line_of_markers_is_looked_through_once():
+    # An upstream's read with the marker many times on one line and no event end: a
+    # line tried from each of its markers would cost the read's length squared.
+    parser, tally = SSEParser(), StreamTally()
+    read = b'data: {"finish_reason":null' * 80_000
+    assert tally.observe_plain_prefix(parser, read) == 0
+    assert tally.chunks == 0
+
+
 def test_a_read_that_accounting_needs_is_left_to_the_parser():
     finishing = b"data: " + _content("", "stop") + b"\n\n"
     plain = b"data: " + _content("x") + b"\n\n"

@@ -306,3 +306,11 @@ def test_times_of_day_as_callers_say_them(spoken, expected):
     from app.diary.call_tools import parse_wall_time
 
     assert parse_wall_time(spoken) == expected
+
+
+def test_a_time_padded_with_blanks_is_read_in_one_pass():
+    from app.diary.call_tools import parse_wall_time
+
+    # Blanks a model wrote between the hour and the rest: tried split by split, hours.
+    assert parse_wall_time("1" + " " * 256_000 + "x") is None
+    assert parse_wall_time("2" + " " * 256_000 + "pm") == dt.time(14, 0)
