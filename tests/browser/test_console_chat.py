@@ -11,18 +11,21 @@ import pytest
 from app.services.accounts import Identity
 from tests.browser.conftest import (
     PASSWORD,
+    fresh_tab,
     open_as,
     removed_from_the_keyboard,
     screenshot,
     settled,
     sign_in,
 )
+from tests.browser.harness import accessibility_violations
 from tests.browser.playwright_expect import expect
 
 OWNER = "shop@example.com"
 HOURS = ("We sell bread and cakes.\n\nThe shop opens at nine on Saturday mornings.\n"
          "Parking is free behind the building.")
 SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
+EVERY_IMPACT = ("minor", "moderate", "serious", "critical")
 
 
 @pytest.fixture(scope="module", autouse=True)  # the server before the browser's loop
@@ -35,6 +38,14 @@ def agent(console):
                                            media_type="text/plain", content=HOURS))
     return console.run(svc.agents.create(me, {"name": "Front desk", "model": "local",
                                               "library_ids": [library["id"]]}))
+
+
+@pytest.fixture
+def page(console, browser):  # the server first: it starts outside the browser's loop
+    """A fresh tab whose page policy lets axe-core in (it is added as an inline script,
+    which the console's own policy forbids)."""
+    with fresh_tab(browser, console, bypass_csp=True) as tab:
+        yield tab
 
 
 def fits_sideways(page) -> bool:
@@ -56,7 +67,8 @@ def test_a_streamed_answer_cites_a_passage_that_opens_in_its_document(page, agen
     source = answer.get_by_role("link", name="Opening hours", exact=True)
     source.wait_for()
     assert "opens at nine" in answer.inner_text()
-    expect(page.locator("#messages")).to_have_attribute("aria-live", "polite")
+    expect(page.get_by_role("log")).to_have_attribute("aria-live", "polite")
+    assert accessibility_violations(page, impacts=EVERY_IMPACT) == []
     listed = page.get_by_role("link", name="When does the shop open on Saturday?")
     expect(listed).to_have_attribute("aria-current", "page")
     assert fits_sideways(page)
@@ -96,6 +108,10 @@ def test_an_agent_shows_its_model_id_requests_and_tools(page, console, agent, si
     assert f"curl {origin}/v1/chat/completions" in curl and f'"model": "{model}"' in curl
     python = page.locator(f"#python-{agent['id']}").inner_text()
     assert f'base_url="{origin}/v1"' in python and f'model="{model}"' in python
+    # The requests scroll sideways on a phone: from the keyboard too.
+    expect(page.get_by_role("region", name="The curl request for Front desk")).to_have_attribute(
+        "tabindex", "0")
+    assert accessibility_violations(page) == []
     page.get_by_role("button", name="Copy the model id of Front desk").click()
     assert page.evaluate("navigator.clipboard.readText()") == model
     assert fits_sideways(page)

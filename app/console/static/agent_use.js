@@ -27,10 +27,12 @@ function pythonSnippet(base, model) {
 }
 
 // A value in a <pre> or <code> with an id, and a button copying it (console.js
-// copies the text of the element named by data-copy).
+// copies the text of the element named by data-copy). The value scrolls sideways on a
+// narrow screen, so the keyboard can reach it, and a named region says what it is.
 function copyable(tag, id, label, value) {
+  const named = label.charAt(0).toUpperCase() + label.slice(1);
   return el("div", { class: "copyable" },
-    el(tag, { id, class: "secret" }, value),
+    el(tag, { id, class: "secret", tabindex: "0", role: "region", "aria-label": named }, value),
     el("button", { type: "button", class: "secondary", "data-copy": `#${id}`, "aria-label": `Copy ${label}` }, "Copy"));
 }
 
