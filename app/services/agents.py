@@ -12,7 +12,7 @@ import re
 from typing import Any, Iterable
 from uuid import UUID
 
-from app.errors import NotFound, Unprocessable
+from app.errors import Conflict, NotFound, Unprocessable
 from app.services.access import owner_moves, parse_id, reach_of, require, visible
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
@@ -142,6 +142,7 @@ class Agents:
     async def create(self, identity: Identity, fields: dict[str, Any]) -> dict[str, Any]:
         reach = await reach_of(identity)
         fields = await self._check(reach, dict(fields))
+        await _name_free(identity.account_id, fields["name"])
         row = Agent(name=fields["name"].strip(), instructions=fields.get("instructions", ""),
                     model=fields["model"], owner_id=identity.account_id,
                     project_id=fields.get("project_id"), tools=fields.get("tools", []))
@@ -157,6 +158,8 @@ class Agents:
         fields = await self._check(reach, dict(fields), row["tools"] or ())
         if "project_id" in fields and fields["project_id"] != row["project_id"]:
             owner_moves(identity, row["owner_id"], "agent")
+        if not fields.get("archived", row["archived_at"] is not None):
+            await _name_free(row["owner_id"], fields.get("name", row["name"]), but=row["id"])
         values: dict[Any, Any] = {Agent.updated_at: dt.datetime.now(dt.UTC)}
         for name in ("name", "instructions", "model", "project_id", "tools"):
             if name in fields:
@@ -171,3 +174,17 @@ class Agents:
         await self.audit.record("agent.changed", actor=identity.account_id,
                                 subject=str(row["id"]), data={"fields": sorted(fields)})
         return await self.get(identity, agent_id)
+
+
+async def _name_free(owner_id: UUID, name: str, but: UUID | None = None) -> None:
+    """Refuse a name another of the owner's agents in use already has (any case): two
+    alike could not be told apart in the lists that offer them, a line's among them.
+    An archived agent gives its name up."""
+    in_use = Agent.select(Agent.name).where(
+        (Agent.owner_id == owner_id) & Agent.archived_at.is_null())
+    if but is not None:
+        in_use = in_use.where(Agent.id != but)
+    wanted = name.strip().casefold()
+    if any(row["name"].casefold() == wanted for row in await in_use):
+        raise Conflict("You have an agent with this name. Choose another name, or archive "
+                       "that agent first.", code="name_taken", field="name")

@@ -200,3 +200,28 @@ async def test_null_for_required_agent_fields_is_refused(api, services):
                             json={"name": "A", "model": "local"})).json()
     response = await api.patch(f"/api/agents/{agent['id']}", headers=ann, json={"name": None})
     assert response.status_code == 422
+
+
+async def test_an_owner_s_agents_in_use_have_names_apart(api, services):
+    ann = await api.as_new_user(services, "ann@example.org")
+    bob = await api.as_new_user(services, "bob@example.org")
+    first = (await api.post("/api/agents", headers=ann,
+                            json={"name": "Reception", "model": "local"})).json()
+    again = await api.post("/api/agents", headers=ann, json={"name": " reception ", "model": "local"})
+    assert again.status_code == 409 and again.json()["error"]["code"] == "name_taken"
+    assert again.json()["error"]["field"] == "name"
+    other = (await api.post("/api/agents", headers=ann,
+                            json={"name": "Nights", "model": "local"})).json()
+    renamed = await api.patch(f"/api/agents/{other['id']}", headers=ann, json={"name": "RECEPTION"})
+    assert renamed.status_code == 409
+    bobs = await api.post("/api/agents", headers=bob, json={"name": "Reception", "model": "local"})
+    assert bobs.status_code == 201  # another owner's lists are apart
+    await api.post(f"/api/agents/{first['id']}/archive", headers=ann)
+    assert (await api.patch(f"/api/agents/{other['id']}", headers=ann,
+                            json={"name": "Reception"})).status_code == 200
+    restored = await api.patch(f"/api/agents/{first['id']}", headers=ann,
+                               json={"archived": False})
+    assert restored.status_code == 409  # its name went to another while it was archived
+    kept = await api.patch(f"/api/agents/{other['id']}", headers=ann,
+                           json={"name": "Reception", "instructions": "Be brief."})
+    assert kept.status_code == 200  # its own name is no clash
