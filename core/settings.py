@@ -9,7 +9,9 @@ whether a write is allowed. Nothing here touches the environment or the database
 Resolution order (spec: telephony.md "Runtime settings"): a runtime value wins, then the
 boot value, then the declared default. A setting that ``follows`` another takes that
 one's value while its own is null (``voice.phone.*`` follows ``voice.*``;
-``telephony.public_base_url`` follows ``server.public_url``).
+``telephony.public_base_url`` follows ``server.public_url``). A setting whose default
+is ``derived`` works it out from the settings in force instead of declaring it
+(``server.public_url`` names where the server listens).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ __all__ = [
     "parse_boot_text",
     "check_boot_value",
     "check_runtime_value",
+    "default_in_force",
     "resolve",
 ]
 
@@ -64,6 +67,9 @@ class SettingError(ValueError):
 Check = Callable[[Any], str | None]
 """Extra rule for a value: returns a sentence saying what is wrong, or None."""
 
+Derive = Callable[[Callable[[str], Any]], Any]
+"""A default worked out from other settings, given a reader of the values in force."""
+
 
 @frozen
 class Setting:
@@ -82,6 +88,8 @@ class Setting:
     clamp: bool = False
     follows: str | None = None
     check: Check | None = None
+    #: the default when none is given, worked out from other settings (``default`` unused)
+    derived: Derive | None = None
     #: the part of the service it tunes (a key of :data:`AREAS`); by default the
     #: area its key's first word names
     area: str = ""
@@ -130,6 +138,23 @@ _listen_address = _parsed_by(parse_host_port, "is not a usable address: ")
 # The list parsers name their bad entry.
 _allow_hosts = _parsed_by(parse_allow_hosts, "entry ")
 _trusted_proxies = _parsed_by(parse_trusted_proxies, "entry ")
+
+
+#: A server bound to every interface is reached on this machine at its loopback of the
+#: same family: a URL cannot name "every interface", and ``[::1]`` answers an IPv6
+#: socket even where the system keeps IPv4 off it.
+_LOOPBACK_OF_WILDCARD = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}
+
+
+def _listen_url(value_of: Callable[[str], Any]) -> str:
+    """``server.public_url`` when the operator names none: where the server listens, so
+    the addresses svc gives out (carrier webhooks, links, the readiness check) carry the
+    port it was started on."""
+    host = str(value_of("server.host"))
+    host = _LOOPBACK_OF_WILDCARD.get(host, host)
+    if ":" in host:  # an IPv6 address goes in brackets in a URL
+        host = f"[{host}]"
+    return f"http://{host}:{value_of('server.port')}"
 
 
 def _region(value: str) -> str | None:
@@ -222,8 +247,9 @@ REGISTRY: dict[str, Setting] = _declare(
     # -- process and storage (boot only)
     Setting("server.host", str, "127.0.0.1", "Address the HTTP server listens on.", B),
     Setting("server.port", int, 8080, "Port the HTTP server listens on.", B, 0, 65535),
-    Setting("server.public_url", str, "http://127.0.0.1:8080",
-            "How the outside world reaches this service.", B, check=_http_url),
+    Setting("server.public_url", str, None,
+            "How the outside world reaches this service; unset, the address it listens on.",
+            B, check=_http_url, derived=_listen_url),
     Setting("server.trusted_proxies", str, "",
             "Reverse proxies (addresses or CIDR networks, comma or space separated) whose "
             "Forwarded and X-Forwarded-For/-Proto headers are believed.", B,
@@ -433,9 +459,20 @@ def resolve(key: str, boot: Mapping[str, Any], runtime: Mapping[str, Any]) -> An
     setting = get(key)
     value = runtime.get(key, _UNSET) if setting.runtime else _UNSET
     if value is _UNSET:
-        value = boot.get(key, setting.default)
+        value = boot.get(key, _UNSET)
+    if value is _UNSET:
+        value = default_in_force(key, boot, runtime)
     if value is None and setting.follows is not None:
         return resolve(setting.follows, boot, runtime)
     if setting.clamp and value is not None:
         value = min(max(value, setting.minimum), setting.maximum)
     return value
+
+
+def default_in_force(key: str, boot: Mapping[str, Any], runtime: Mapping[str, Any]) -> Any:
+    """What a setting takes when no value is given: its declared default, or the one
+    derived from the settings in force."""
+    setting = get(key)
+    if setting.derived is None:
+        return setting.default
+    return setting.derived(lambda other: resolve(other, boot, runtime))

@@ -226,5 +226,6 @@ class Settings:
         else:
             view["value"] = snapshot[setting.key]
             view["boot_value"] = registry.resolve(setting.key, self.boot.values, {})
-            view["default"] = setting.default
+            view["default"] = registry.default_in_force(setting.key, self.boot.values,
+                                                        snapshot.runtime)
         return view

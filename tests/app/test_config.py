@@ -23,6 +23,10 @@ def test_toml_file_is_read_and_environment_wins(tmp_path):
     assert boot["features.telephony"] is True
 
 
+def test_the_public_url_follows_the_port_the_operator_starts_on():
+    assert load({"SVC__SERVER__PORT": "18201"})["server.public_url"] == "http://127.0.0.1:18201"
+
+
 @pytest.mark.parametrize("environ, needle", [
     ({"SVC__NO__SUCH": "1"}, "SVC__NO__SUCH"),
     ({"SVC__SERVER__PORT": "eighty"}, "SVC__SERVER__PORT"),

@@ -140,6 +140,38 @@ def test_public_base_url_falls_back_to_server_public_url():
         registry.check_runtime_value(registry.get("telephony.public_base_url"), "http://x.org")
 
 
+@pytest.mark.parametrize("listen, public", [
+    ({}, "http://127.0.0.1:8080"),
+    ({"server.port": 18201}, "http://127.0.0.1:18201"),
+    ({"server.host": "svc.lan", "server.port": 18201}, "http://svc.lan:18201"),
+    # Bound to every interface: the machine's own loopback, of the same family.
+    ({"server.host": "0.0.0.0", "server.port": 18201}, "http://127.0.0.1:18201"),
+    ({"server.host": "::", "server.port": 18201}, "http://[::1]:18201"),
+    ({"server.host": "fd00::5"}, "http://[fd00::5]:8080"),
+])
+def test_an_unset_public_url_is_where_the_server_listens(listen, public):
+    snapshot = Snapshot(BootConfig(listen), {})
+    assert snapshot["server.public_url"] == public
+    assert snapshot["telephony.public_base_url"] == public
+
+
+def test_a_public_url_that_is_set_wins_over_the_listen_address():
+    boot = BootConfig({"server.port": 18201, "server.public_url": "https://svc.example.org"})
+    assert boot["server.public_url"] == "https://svc.example.org"
+
+
+async def test_the_settings_list_shows_the_public_url_default_in_force(database, boot):
+    from app.bundle import Services
+    from tests.support.http import running_app
+
+    unset = Services.build(BootConfig({**{k: v for k, v in boot.values.items()
+                                          if k != "server.public_url"}, "server.port": 18201}))
+    async with running_app(unset) as api:
+        root = await api.as_new_user(unset, "root@example.org", role="superadmin")
+        shown = (await api.get("/api/admin/settings/server.public_url", headers=root)).json()
+    assert shown["value"] == shown["default"] == "http://127.0.0.1:18201"
+
+
 async def test_storing_a_credential_without_the_key_is_409_and_stores_nothing(database, boot):
     from app.bundle import Services
     from app.config import BootConfig

@@ -36,3 +36,19 @@ async def test_a_telephony_manager_is_given_the_addresses_and_dialplan(api, serv
     assert "https://calls.example.org/api/telephony/carrier/voice" in shown
     assert "https://calls.example.org/api/telephony/carrier/status" in shown
     assert "SVC_AUDIO=10.0.0.5:9092" in shown and "SVC_KEY=the-shared-secret" in shown
+
+
+async def test_without_a_public_url_the_addresses_carry_the_port_served_on(database, boot):
+    from app.bundle import Services
+    from app.config import BootConfig
+    from tests.support.http import running_app
+
+    unset = {k: v for k, v in boot.values.items() if k != "server.public_url"}
+    services = Services.build(BootConfig({**unset, "server.port": 18201}))
+    async with running_app(services) as api:
+        manager = await api.as_new_user(services, "desk@example.org",
+                                        permissions=("telephony.manage",))
+        page = await api.get("/admin/telephone", headers={**manager, "accept": "text/html"})
+    shown = html.unescape(page.text)
+    assert "http://127.0.0.1:18201/api/telephony/carrier/voice" in shown
+    assert "SVC=http://127.0.0.1:18201" in shown and ":8080" not in shown
