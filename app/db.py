@@ -37,12 +37,11 @@ import io
 import logging
 import os
 
-import asyncpg
-
 os.environ.setdefault("PICCOLO_CONF", "app.piccolo_conf")
 
 import asyncpg  # noqa: E402
 from piccolo.apps.migrations.commands.forwards import run_forwards  # noqa: E402
+from piccolo.apps.migrations.tables import Migration  # noqa: E402
 
 from app.piccolo_conf import DB  # noqa: E402
 
@@ -111,15 +110,30 @@ async def close_pool() -> None:
 
 
 async def migrate() -> None:
-    """Apply every migration not yet applied. Piccolo prints progress; we log it."""
+    """Apply every migration not yet applied, and log how many ran.
+
+    Piccolo prints its progress; those lines go to the debug log (to the error log when
+    a migration fails), since its count of migrations "already complete" is the count
+    of all there are, so a first start would read as if everything ran twice."""
+    before = await _applied()
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         result = await run_forwards(app_name="svc")
+    level = logging.DEBUG if result.success else logging.ERROR
     for line in printed.getvalue().splitlines():
         if line.strip():
-            log.info("migrate: %s", line.strip())
+            log.log(level, "migrate: %s", line.strip())
     if not result.success:
         raise MigrationFailed(result.message or "migrations failed")
+    after = await _applied()
+    log.info("migrations: %d applied now, %d in all", after - before, after)
+
+
+async def _applied() -> int:
+    """How many of svc's migrations the database has run (none before the first)."""
+    if not await Migration.table_exists():
+        return 0
+    return await Migration.count().where(Migration.app_name == "svc")
 
 
 async def ping(timeout: float = 2.0) -> bool:

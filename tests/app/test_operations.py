@@ -2,6 +2,7 @@
 
 import json
 import logging
+import os
 
 import asyncpg
 import pytest
@@ -122,3 +123,22 @@ async def test_the_notification_events_default_is_the_schemas(database):
     finally:
         await connection.close()
     assert NotifyTarget().events == list(in_database)
+
+
+async def test_migrating_says_how_many_migrations_ran(postgres, caplog):
+    from app import db
+    from app.piccolo_migrations import __path__ as folder
+
+    count = sum(1 for name in os.listdir(folder[0]) if name.startswith("svc_"))
+    fresh = f"svc_fresh_{os.getpid()}"
+    await postgres.drop(fresh)
+    db.use_database(await postgres.create_empty(fresh))
+    try:
+        with caplog.at_level(logging.INFO, logger="svc.db"):
+            await db.migrate()
+            await db.migrate()
+    finally:
+        await postgres.drop(fresh)
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+    assert said == [f"migrations: {count} applied now, {count} in all",
+                    f"migrations: 0 applied now, {count} in all"]

@@ -63,6 +63,11 @@ class TestPostgres:
         db.use_database(with_database(self.admin_dsn, self.template))
         await db.migrate()
 
+    async def create_empty(self, name: str) -> str:
+        """A new database with nothing in it, not even svc's migrations."""
+        await self._admin(f'CREATE DATABASE "{name}"')
+        return with_database(self.admin_dsn, name)
+
     async def clone_template(self, name: str) -> str:
         await self._admin(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}"')
         return with_database(self.admin_dsn, name)
