@@ -79,7 +79,8 @@ def _reachable_host(base: str) -> str | None:
     parts = urlsplit(base)
     if parts.scheme != "https" or not parts.hostname:
         return (f"The public address is {base or 'not set'}; the carrier needs an https "
-                "address. Set public_base_url in PUT /api/admin/telephony.")
+                "address. Enter it as the public address in the telephone settings "
+                "(public_base_url in PUT /api/admin/telephony).")
     host = parts.hostname
     try:
         private = not ipaddress.ip_address(host).is_global
@@ -255,8 +256,8 @@ class Readiness:
         provider = snapshot["telephony.provider"]
         if provider is None:
             return CheckResult("provider", False, "No provider is named, so no call can be "
-                               "taken. Set provider to carrier or pbx in PUT "
-                               "/api/admin/telephony.")
+                               "taken. Choose carrier or pbx as the provider in the telephone "
+                               "settings (provider in PUT /api/admin/telephony).")
         return CheckResult("provider", True, f"The provider is {provider}.")
 
     async def _carrier_credential(self, snapshot: Snapshot, needed: bool) -> CheckResult:
@@ -267,10 +268,12 @@ class Readiness:
         if snapshot["telephony.auth_token_enc"]:
             return CheckResult("carrier_credential", False, "A carrier credential is stored but "
                                "cannot be read with the current message_encryption_key; store "
-                               "it again (carrier_credential in PUT /api/admin/telephony).")
+                               "it again in the telephone settings (carrier_credential in "
+                               "PUT /api/admin/telephony).")
         return CheckResult("carrier_credential", False, "No carrier credential is stored, so "
                            "every carrier call is refused as unsigned. Store the carrier "
-                           "account's auth token as carrier_credential.")
+                           "account's auth token as the carrier credential in the telephone "
+                           "settings (carrier_credential in PUT /api/admin/telephony).")
 
     async def _public_address(self, snapshot: Snapshot, needed: bool) -> CheckResult:
         if not needed:
@@ -295,8 +298,9 @@ class Readiness:
             return CheckResult("listen_address", True, "Not needed: nothing uses the pbx.")
         if not address:
             return CheckResult("listen_address", False, "No listen address is set, so the "
-                               "telephone system has nowhere to send audio. Set pbx_listen "
-                               "and restart the deployment.")
+                               "telephone system has nowhere to send audio. Set the listen "
+                               "address in the telephone settings (pbx_listen in PUT "
+                               "/api/admin/telephony) and restart the deployment.")
         return CheckResult("listen_address", *judge_listeners(address, await self.listeners()))
 
     async def _shared_secret(self, snapshot: Snapshot, needed: bool) -> CheckResult:
@@ -306,8 +310,9 @@ class Readiness:
             return CheckResult("shared_secret", True, "The shared secret is stored; the "
                                "telephone system sends it in x-service-telephony-key.")
         return CheckResult("shared_secret", False, "No readable shared secret is stored, so "
-                           "every request of the telephone system is refused. Store one as "
-                           "shared_secret and put the same value in the dialplan.")
+                           "every request of the telephone system is refused. Store one in "
+                           "the telephone settings (shared_secret in PUT "
+                           "/api/admin/telephony) and put the same value in the dialplan.")
 
     def _message_key(self) -> CheckResult:
         if self.box.can_seal:

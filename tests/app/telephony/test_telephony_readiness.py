@@ -122,6 +122,9 @@ async def test_failures_say_what_to_do(api, services):
     assert failed == {"feature", "listen_address", "shared_secret", "recognition_rate",
                       "synthesiser", "line_bindings"}
     assert "restart" in found["listen_address"]["message"]
+    # Each says where to put it right: the console's screen, and the API's field.
+    assert "in the telephone settings (shared_secret in PUT /api/admin/telephony)" in found[
+        "shared_secret"]["message"]
     assert "only 8000 and 16000 convert" in found["recognition_rate"]["message"]
     assert found["carrier_credential"]["message"].startswith("Not needed")
     assert LINE in found["line_bindings"]["message"]
