@@ -108,6 +108,31 @@ def test_the_weekly_hours_are_edited_with_a_break_and_kept(page, console):
     screenshot(page, "diary")
 
 
+def test_periods_added_after_a_removal_keep_ids_and_names_of_their_own(page, console):
+    require_api(console, "GET", "/api/diary")
+    open_as(page, OWNER, "Diary")
+    remove = re.compile("^Remove Wednesday period")
+    while page.get_by_role("button", name=remove).count():
+        page.get_by_role("button", name=remove).first.click()
+    add = page.get_by_role("button", name="Add a period on Wednesday")
+    add.click()  # a day's first period: office hours
+    expect(page.get_by_label("Wednesday period 1 opens")).to_have_value("09:00")
+    expect(page.get_by_label("Wednesday period 1 closes")).to_have_value("17:00")
+    page.get_by_label("Wednesday period 1 closes").fill("12:00")
+    add.click()  # a later one: after a break, once the one before has closed
+    expect(page.get_by_label("Wednesday period 2 opens")).to_have_value("13:00")
+    expect(page.get_by_label("Wednesday period 2 closes")).to_have_value("17:00")
+    add.click()
+    page.get_by_role("button", name="Remove Wednesday period 2").click()
+    expect(add).to_be_focused()
+    add.click()
+    inputs = page.locator("#periods-2 input")
+    labels = inputs.evaluate_all("inputs => inputs.map((i) => i.getAttribute('aria-label'))")
+    assert labels == [f"Wednesday period {n} {end}" for n in (1, 2, 3) for end in ("opens", "closes")]
+    ids = page.locator("#week [id]").evaluate_all("found => found.map((e) => e.id)")
+    assert len(ids) == len(set(ids)), ids
+
+
 def test_the_screening_paste_box_reports_added_and_skipped(page, console):
     require_api(console, "GET", "/api/conflict-names")
     open_as(page, OWNER, "Screening list")

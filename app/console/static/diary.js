@@ -16,24 +16,52 @@ function minutes(text, closing) {
   return closing && total === 0 ? 1440 : total;
 }
 
-function period(day, opens = 540, closes = 1020) {
-  const list = $(`#periods-${day}`);
-  const n = list.children.length + 1;
-  const name = `${DAYS[day]} period ${n}`;
-  list.append(el("div", { class: "period", "data-row": "hours" },
-    el("p", {}, el("label", { for: `open-${day}-${n}` }, "Opens"),
-      el("input", { id: `open-${day}-${n}`, type: "time", class: "opens", "data-field": "opens_minute", "data-label": "Opening time", value: clock(opens), required: true, "aria-label": `${name} opens` })),
-    el("p", {}, el("label", { for: `close-${day}-${n}` }, "Closes"),
-      el("input", { id: `close-${day}-${n}`, type: "time", class: "closes", "data-field": "closes_minute", "data-label": "Closing time", value: clock(closes), required: true, "aria-label": `${name} closes` })),
-    el("button", { type: "button", class: "secondary", "aria-label": `Remove ${name}`,
-      onclick: (event) => event.target.closest(".period").remove() }, "Remove")));
+// A new period's default: office hours for a day's first; a later one opens after an
+// hour's break once the day's last has closed, until 17:00 or for three hours.
+const OFFICE = { opens: 540, closes: 1020 };
+function nextPeriod(day) {
+  const closings = [...document.querySelectorAll(`#periods-${day} .closes`)].map((input) => minutes(input.value, true));
+  if (!closings.length) return OFFICE;
+  const opens = Math.min(Math.max(...closings) + 60, 1439);
+  return { opens, closes: Math.min(Math.max(opens + 180, OFFICE.closes), 1440) };
+}
+
+// Ids are numbered once for the page, so a period added after another was removed
+// never takes the id of one still shown; names follow the periods' places in the day.
+let periods = 0;
+
+function period(day, opens, closes) {
+  const n = ++periods;
+  $(`#periods-${day}`).append(el("div", { class: "period", "data-row": "hours" },
+    el("p", {}, el("label", { for: `open-${n}` }, "Opens"),
+      el("input", { id: `open-${n}`, type: "time", class: "opens", "data-field": "opens_minute", "data-label": "Opening time", value: clock(opens), required: true })),
+    el("p", {}, el("label", { for: `close-${n}` }, "Closes"),
+      el("input", { id: `close-${n}`, type: "time", class: "closes", "data-field": "closes_minute", "data-label": "Closing time", value: clock(closes), required: true })),
+    el("button", { type: "button", class: "secondary remove", onclick: () => removePeriod(day, n) }, "Remove")));
+  nameDay(day);
+}
+
+// The Remove button goes with its period: the keyboard moves on to the day's Add.
+function removePeriod(day, n) {
+  $(`#open-${n}`).closest(".period").remove();
+  nameDay(day);
+  $(`#add-period-${day}`).focus();
+}
+
+function nameDay(day) {
+  [...$(`#periods-${day}`).children].forEach((row, i) => {
+    const name = `${DAYS[day]} period ${i + 1}`;
+    row.querySelector(".opens").setAttribute("aria-label", `${name} opens`);
+    row.querySelector(".closes").setAttribute("aria-label", `${name} closes`);
+    row.querySelector(".remove").setAttribute("aria-label", `Remove ${name}`);
+  });
 }
 
 function week(hours) {
   $("#week").replaceChildren(...DAYS.map((name, day) => el("fieldset", { class: "hours-day" },
     el("legend", {}, name), el("div", { id: `periods-${day}` }),
-    el("button", { type: "button", class: "secondary", "aria-label": `Add a period on ${name}`,
-      onclick: () => period(day, 840, 1020) }, "Add a period"))));
+    el("button", { type: "button", class: "secondary", id: `add-period-${day}`, "aria-label": `Add a period on ${name}`,
+      onclick: () => { const { opens, closes } = nextPeriod(day); period(day, opens, closes); } }, "Add a period"))));
   for (const p of hours) period(p.weekday, p.opens_minute, p.closes_minute);
 }
 
