@@ -13,6 +13,39 @@ def test_greeting_then_the_standard_notice_when_the_line_has_none():
         f"Good morning, Hill Surgery. {STANDARD_NOTICE}")
 
 
+def test_a_greeting_that_asks_is_not_followed_by_the_same_question():
+    greeting = "Hello, Riverside Physiotherapy, how can I help?"
+    opening = compose_opening(greeting, None, recording=False)
+    assert opening == (f"{greeting} You are speaking with an automated assistant. What you "
+                       "say is written down, and staff may read it. You can ask for a person "
+                       "at any time.")
+    assert opening.lower().count("how can i help") == 1
+
+
+def test_a_greeting_that_asks_keeps_the_recording_sentence_and_every_statement():
+    opening = compose_opening("Riverside, who's calling?", None, recording=True)
+    assert opening == ("Riverside, who's calling? You are speaking with an automated "
+                       "assistant. This call is recorded. What you say is written down, and "
+                       "staff may read it. You can ask for a person at any time.")
+
+
+def test_a_question_closed_by_a_quote_or_bracket_still_asks():
+    for greeting in ('Riverside, "how can I help?"', "Riverside (how can we help?)"):
+        assert not compose_opening(greeting, None, recording=False).endswith("help?")
+
+
+def test_a_greeting_that_does_not_ask_is_followed_by_the_whole_standard_notice():
+    for greeting in ("Hello, Riverside Physiotherapy.", "Is it? No, it is Riverside."):
+        opening = compose_opening(greeting, None, recording=False)
+        assert opening == f"{greeting} {STANDARD_NOTICE}"
+
+
+def test_the_lines_own_notice_is_said_as_written_after_a_greeting_that_asks():
+    opening = compose_opening("Hello, how can I help?", "A robot answers. Any questions?",
+                              recording=False)
+    assert opening == "Hello, how can I help? A robot answers. Any questions?"
+
+
 def test_the_standard_notice_says_what_the_spec_requires():
     words = STANDARD_NOTICE.lower()
     assert "automated assistant" in words
