@@ -347,9 +347,10 @@ if (menu) {
   const unfolded = () => menu.getAttribute("aria-expanded") === "true";
   menu.addEventListener("click", () => unfold(!unfolded()));
   // Escape folds it again, as it closes any menu, and puts the keyboard back on the
-  // button rather than on a link that is no longer shown.
+  // button rather than on a link that is no longer shown; over an open dialog it is the
+  // dialog's alone.
   document.addEventListener("keydown", (event) => {
-    if (event.key !== "Escape" || !unfolded()) return;
+    if (event.key !== "Escape" || !unfolded() || document.querySelector("dialog[open]")) return;
     unfold(false);
     menu.focus();
   });
