@@ -135,6 +135,8 @@ class Settings:
         return setting
 
     async def _store(self, key: str, value: Any, identity: Identity, audit_value: bool) -> None:
+        if await self._unchanged(key, value):
+            return  # a form saves every field: only what it changes is written and audited
         payload = json.dumps(value)
         await RuntimeSetting.insert(RuntimeSetting(key=key, value=payload,
                                                    updated_by=identity.account_id)
@@ -144,6 +146,17 @@ class Settings:
         self.forget_cache()
         await self.audit.record("settings.changed", actor=identity.account_id, subject=key,
                                 data={"value": value} if audit_value else {"stored": value is not None})
+
+    async def _unchanged(self, key: str, value: Any) -> bool:
+        """Whether storing ``value`` leaves ``key`` as it stands: equal to its override,
+        or, with none, to what the boot configuration or the default gives it. Read from
+        the database, not the cache, which may be a second behind another process."""
+        overrides = await self._read_overrides(time.monotonic())
+        if key in overrides:
+            return overrides[key] == value
+        if key in self.boot.values:
+            return self.boot.values[key] == value
+        return registry.default_in_force(key, self.boot.values, overrides) == value
 
     def _prepared(self, identity: Identity, key: str, value: Any) -> _Write:
         """The write ``value`` makes to ``key``, checked (and a credential sealed), or the

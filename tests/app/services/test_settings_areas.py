@@ -53,6 +53,23 @@ async def test_an_area_is_saved_in_one_request(api, services, admin):
     assert await _changes() == 2
 
 
+async def test_saving_an_area_writes_and_audits_only_what_changes(api, services):
+    admin = await api.as_new_user(services, "root@example.org", role="superadmin")
+    values = {"telephony.max_concurrent_calls": 5, "telephony.tool_timeout_secs": 20,
+              "telephony.pbx_listen": None}  # never set: nothing to change
+    first = await api.patch("/api/admin/settings", headers=admin, json={"values": values})
+    assert first.status_code == 200, first.text
+    assert await _changes() == 2
+    again = await api.patch("/api/admin/settings", headers=admin, json={"values": {
+        **values, "telephony.tool_timeout_secs": 25}})
+    assert again.status_code == 200, again.text
+    assert await _changes() == 3
+    assert await services.settings.get("telephony.tool_timeout_secs") == 25
+    listed = {s["key"]: s for s in (await api.get("/api/admin/settings",
+                                                  headers=admin)).json()["data"]}
+    assert listed["telephony.pbx_listen"]["overridden"] is False
+
+
 async def test_one_refused_value_changes_nothing_and_every_refusal_is_named(api, services,
                                                                            admin):
     answer = await api.patch("/api/admin/settings", headers=admin, json={"values": {
