@@ -17,7 +17,9 @@ import re
 #: Past this many characters without a sentence end, the text is cut at the last space.
 MAX_SENTENCE_CHARS = 240
 
-_END = re.compile(r"""[.!?…;]+["'”’)\]]*\s+|\n+""")
+# A sentence ends at the start of its run of marks, never inside it, so a long run is
+# not scanned again from each of its marks.
+_END = re.compile(r"""(?<![.!?…;])[.!?…;]+["'”’)\]]*\s+|\n+""")
 
 
 class SentenceSplitter:

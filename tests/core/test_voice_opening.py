@@ -117,6 +117,14 @@ def test_sentences_come_out_as_soon_as_they_are_complete():
     assert splitter.flush() == ""
 
 
+def test_a_long_run_of_stops_is_read_in_one_pass():
+    # One piece of marks with no space after them, as a tool's text or an upstream's
+    # delta may be: a pattern tried from each mark would scan the rest from each.
+    splitter = SentenceSplitter()
+    pieces = splitter.feed("." * 256_000)
+    assert "".join(pieces) + splitter.flush() == "." * 256_000
+
+
 def test_a_long_run_without_an_end_is_cut_at_a_space():
     splitter = SentenceSplitter()
     pieces = splitter.feed("word " * 100)
