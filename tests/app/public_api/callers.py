@@ -41,7 +41,9 @@ class Caller:
         return {"Authorization": f"Bearer {self.key}"}
 
     async def agent(self, **fields) -> str:
-        body = {"name": "Front desk", "model": "fake-small", **fields}
+        # An owner's agents in use have names apart: each made here is numbered.
+        made = len((await self.api.get("/api/agents", headers=self.user)).json()["data"])
+        body = {"name": f"Front desk {made + 1}", "model": "fake-small", **fields}
         created = await self.api.post("/api/agents", headers=self.user, json=body)
         assert created.status_code == 201, created.text
         return f"agent/{created.json()['id']}"

@@ -362,7 +362,7 @@ def library_agent(deployment: Deployment, session: dict[str, str], model: str) -
                        json={"title": "Leaflet", "content": LEAFLET})
     assert added.status_code == 201, added.text
     made = httpx.post(f"{base}/api/agents", headers=session, json={
-        "name": "Desk", "model": model, "library_ids": [library.json()["id"]]})
+        "name": f"Desk on {model}", "model": model, "library_ids": [library.json()["id"]]})
     assert made.status_code == 201, made.text
     return f"agent/{made.json()['id']}"
 

@@ -249,8 +249,10 @@ async def _weather(api, admin) -> dict[str, Any]:
 
 
 async def _attach(api, headers, *tools: str):
+    """A new agent with ``tools``, numbered: an owner's agents have names apart."""
+    name = f"Desk {len((await api.get('/api/agents', headers=headers)).json()['data']) + 1}"
     return await api.post("/api/agents", headers=headers,
-                          json={"name": "Desk", "model": "local", "tools": list(tools)})
+                          json={"name": name, "model": "local", "tools": list(tools)})
 
 
 async def test_a_user_attaches_only_the_tools_offered_to_them(api, services, admin):
