@@ -11,24 +11,28 @@ must be text in a media type of ``core.documents.MEDIA_TYPES`` (415 otherwise), 
 some text once the markup is gone (422), and be read within :data:`READ_SECONDS`
 (422 ``document_too_complex``).
 
-An upload is read in one of anyio's worker processes, one at a time per server
-process: parsing is CPU work over text anyone with a Library may write, and in a
-thread it would hold the interpreter lock against the event loop, and so against the
-audio of the calls that loop paces.
+Each upload is read in a process of its own (``adapters.document_reader``), one at a
+time per server process: parsing is CPU work over text anyone with a Library may write,
+and in the serving process it would hold the interpreter lock against the event loop,
+and so against the audio of the calls that loop paces. An upload that waits more than
+:data:`QUEUE_SECONDS` for its turn is answered 503 ``busy_reading``, so a run of slow
+uploads delays others by a bounded time and never holds their requests open for long.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
 import anyio
-import anyio.to_process
 from piccolo.query.functions.aggregate import Count
 
+from adapters.document_reader import ReaderFailed, read_in_process
 from app import db
-from app.errors import NotFound, PayloadTooLarge, Unprocessable, UnsupportedMediaType
+from app.errors import (NotFound, PayloadTooLarge, ServiceUnavailable, Unprocessable,
+                        UnsupportedMediaType)
 from app.services.access import owner_moves, parse_id, reach_of, require, visible
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
@@ -42,6 +46,8 @@ MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
 #: How long reading one upload may take. Five megabytes of prose take a second or
 #: two; only markup built to be slow comes near this.
 READ_SECONDS = 60.0
+#: How long an upload waits for the one reading at a time before it is turned away.
+QUEUE_SECONDS = 30
 NAME_MAX = 200
 TITLE_MAX = 300
 DESCRIPTION_MAX = 4000
@@ -154,10 +160,8 @@ def _checked_media_type(media_type: str) -> str:
 class Libraries:
     def __init__(self, audit: AuditLog) -> None:
         self.audit = audit
-        # Uploads are read one at a time, each under its own deadline once its turn
-        # comes, by a worker outside anyio's default count, which decodes the calls.
+        # Uploads are read one at a time, each under its own deadline once its turn comes.
         self._one_reading = anyio.Lock()
-        self._reader = anyio.CapacityLimiter(1)
 
     # --- Libraries --------------------------------------------------------------
 
@@ -313,21 +317,30 @@ class Libraries:
                     charset: str | None) -> tuple[str, list[documents.TextChunk]]:
         """The upload's text and passages, or the API error saying why there are none."""
         try:
-            async with self._one_reading:
-                with anyio.fail_after(READ_SECONDS):
-                    return await anyio.to_process.run_sync(
-                        documents.read_document, content, media_type, charset,
-                        cancellable=True, limiter=self._reader)
+            with anyio.fail_after(QUEUE_SECONDS):
+                await self._one_reading.acquire()
+        except TimeoutError:
+            raise ServiceUnavailable("Other documents are being read. Send this one again "
+                                     "in a minute.", code="busy_reading",
+                                     retry_after=math.ceil(QUEUE_SECONDS)) from None
+        try:
+            with anyio.fail_after(READ_SECONDS):
+                return await read_in_process(content, media_type, charset)
         except TimeoutError:
             raise Unprocessable(
                 f"The document could not be read within {READ_SECONDS:g} seconds. Split it, "
                 "or send it as plain text.", code="document_too_complex", field="content",
             ) from None
+        except ReaderFailed:
+            raise ServiceUnavailable("The document could not be read just now. Send it "
+                                     "again.", code="reader_failed") from None
         except documents.EmptyDocument as error:
             raise Unprocessable(error.message, code=error.reason, field="content") from None
         except documents.DocumentError as error:
             raise UnsupportedMediaType(error.message, code=error.reason,
                                        field="content") from None
+        finally:
+            self._one_reading.release()
 
     async def _insert_document(self, library_id: UUID, title: str, media_type: str, size: int,
                                text: str, created_by: UUID) -> dict[str, Any]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import anyio
 import pytest
 
+from adapters.document_reader import ReaderFailed
 from app.services import libraries
 from app.services.libraries import MAX_DOCUMENT_BYTES
 from app.tables import Chunk, Document, Library
@@ -324,6 +326,37 @@ async def test_a_document_not_read_in_time_is_422_and_the_next_one_is_read(api, 
     assert await counts() == (1, 0, 0)
     monkeypatch.undo()
     assert (await add_text(api, ann, library["id"])).status_code == 201
+
+
+async def test_an_upload_that_waits_too_long_for_its_turn_is_503(api, ann, monkeypatch):
+    library = await new_library(api, ann)
+    monkeypatch.setattr(libraries, "QUEUE_SECONDS", 0.001)
+    answers = {}
+
+    async def upload(name, content):
+        answers[name] = await add_text(api, ann, library["id"], content, title=name,
+                                       media_type="text/markdown")
+
+    async with anyio.create_task_group() as both:
+        both.start_soon(upload, "long", "- *a* [b](c)\n" * 200_000)
+        await anyio.sleep(0.2)  # the long one is being read
+        both.start_soon(upload, "short", "We open at nine.")
+    assert answers["long"].status_code == 201, answers["long"].text
+    assert_error(answers["short"], 503, "busy_reading")
+    assert answers["short"].headers["retry-after"] == "1"
+    assert [d["title"] for d in (await api.get(f"/api/libraries/{library['id']}/documents",
+                                               headers=ann)).json()["data"]] == ["long"]
+
+
+async def test_a_reader_that_fails_is_503_and_stores_nothing(api, ann, monkeypatch):
+    library = await new_library(api, ann)
+
+    async def dies(*args):
+        raise ReaderFailed("the reading process exited with -9")
+
+    monkeypatch.setattr(libraries, "read_in_process", dies)
+    assert_error(await add_text(api, ann, library["id"]), 503, "reader_failed")
+    assert await counts() == (1, 0, 0)
 
 
 async def test_markdown_built_to_be_slow_is_read_whole(api, ann):
