@@ -158,7 +158,9 @@ class Agents:
         fields = await self._check(reach, dict(fields), row["tools"] or ())
         if "project_id" in fields and fields["project_id"] != row["project_id"]:
             owner_moves(identity, row["owner_id"], "agent")
-        if not fields.get("archived", row["archived_at"] is not None):
+        naming = "name" in fields or (fields.get("archived") is False
+                                      and row["archived_at"] is not None)
+        if naming and not fields.get("archived") and row["owner_id"] == identity.account_id:
             await _name_free(row["owner_id"], fields.get("name", row["name"]), but=row["id"])
         values: dict[Any, Any] = {Agent.updated_at: dt.datetime.now(dt.UTC)}
         for name in ("name", "instructions", "model", "project_id", "tools"):
@@ -179,7 +181,9 @@ class Agents:
 async def _name_free(owner_id: UUID, name: str, but: UUID | None = None) -> None:
     """Refuse a name another of the owner's agents in use already has (any case): two
     alike could not be told apart in the lists that offer them, a line's among them.
-    An archived agent gives its name up."""
+    An archived agent gives its name up. Checked for the owner's own naming only: a
+    project member or an administrator renaming it would otherwise learn the names of
+    the owner's agents they cannot see."""
     in_use = Agent.select(Agent.name).where(
         (Agent.owner_id == owner_id) & Agent.archived_at.is_null())
     if but is not None:

@@ -36,19 +36,24 @@ class Projects:
     def __init__(self, audit: AuditLog) -> None:
         self.audit = audit
 
-    async def _view(self, row: dict[str, Any]) -> dict[str, Any]:
+    async def _view(self, row: dict[str, Any], identity: Identity) -> dict[str, Any]:
+        """A project as ``identity`` sees it: its members, and for those who manage it,
+        the emails invited and not yet joined (someone invited has agreed to nothing,
+        so the members are not shown who they are)."""
         members = await ProjectMember.select(
             ProjectMember.account_id, ProjectMember.account_id.email).where(
             ProjectMember.project_id == row["id"])
-        invited = await ProjectInvitation.select(
-            ProjectInvitation.id, ProjectInvitation.email, ProjectInvitation.created_at).where(
-            ProjectInvitation.project_id == row["id"]).order_by(ProjectInvitation.email)
-        return {"id": str(row["id"]), "name": row["name"], "owner_id": str(row["owner_id"]),
+        view = {"id": str(row["id"]), "name": row["name"], "owner_id": str(row["owner_id"]),
                 "created_at": row["created_at"].isoformat(),
-                "members": [{"account_id": str(m["account_id"]), "email": m["account_id.email"]}
-                            for m in members],
-                "invitations": [{"id": str(i["id"]), "email": i["email"],
-                                 "invited_at": i["created_at"].isoformat()} for i in invited]}
+                "members": [{"account_id": str(m["account_id"]),
+                             "email": m["account_id.email"]} for m in members]}
+        if _manages(identity, row):
+            invited = await ProjectInvitation.select(
+                ProjectInvitation.id, ProjectInvitation.email, ProjectInvitation.created_at
+            ).where(ProjectInvitation.project_id == row["id"]).order_by(ProjectInvitation.email)
+            view["invitations"] = [{"id": str(i["id"]), "email": i["email"],
+                                    "invited_at": i["created_at"].isoformat()} for i in invited]
+        return view
 
     async def _reachable(self, identity: Identity, project_id: str | UUID) -> dict[str, Any]:
         pid = parse_id(project_id, "project")
@@ -60,7 +65,7 @@ class Projects:
 
     async def _managed(self, identity: Identity, project_id: str | UUID) -> dict[str, Any]:
         row = await self._reachable(identity, project_id)
-        if not identity.is_admin and row["owner_id"] != identity.account_id:
+        if not _manages(identity, row):
             raise NotFound("No such project.")
         return row
 
@@ -71,10 +76,10 @@ class Projects:
             if not reach.project_ids:
                 return []
             query = query.where(Project.id.is_in(list(reach.project_ids)))
-        return [await self._view(row) for row in await query]
+        return [await self._view(row, identity) for row in await query]
 
     async def get(self, identity: Identity, project_id: str) -> dict[str, Any]:
-        return await self._view(await self._reachable(identity, project_id))
+        return await self._view(await self._reachable(identity, project_id), identity)
 
     async def create(self, identity: Identity, name: str) -> dict[str, Any]:
         row = Project(name=_check_name(name), owner_id=identity.account_id)
@@ -148,7 +153,10 @@ class Projects:
     async def decline(self, identity: Identity, invitation_id: str) -> None:
         """Turn down an invitation for the caller's email."""
         invitation = await self._addressed(identity, invitation_id)
-        await ProjectInvitation.delete().where(ProjectInvitation.id == invitation["id"])
+        declined = await ProjectInvitation.delete().where(
+            ProjectInvitation.id == invitation["id"]).returning(ProjectInvitation.id)
+        if not declined:  # accepted or withdrawn a moment ago
+            raise NotFound("No such invitation.")
         await self.audit.record("project.invitation_declined", actor=identity.account_id,
                                 subject=str(invitation["project_id"]))
 
@@ -159,6 +167,11 @@ class Projects:
         if row is None:
             raise NotFound("No such invitation.")
         return row
+
+
+def _manages(identity: Identity, project: dict[str, Any]) -> bool:
+    """The owner and administrators manage a project; its members only reach it."""
+    return identity.is_admin or project["owner_id"] == identity.account_id
 
 
 async def _take_out(table: type[Table], column: Column, project_id: UUID, given: str,

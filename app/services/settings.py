@@ -88,7 +88,7 @@ class Settings:
 
     async def _read_overrides(self, now: float) -> dict[str, Any]:
         try:
-            rows = await RuntimeSetting.select(RuntimeSetting.key, RuntimeSetting.value)
+            overrides = await _stored_overrides()
         except UNAVAILABLE_ERRORS:
             if self._cached is None:
                 raise
@@ -96,8 +96,6 @@ class Settings:
             # the surfaces that decide from settings alone keep deciding (and the
             # telephone paths reach the admission that refuses calls lookup_failed).
             return self._cached[1]
-        overrides = {row["key"]: json.loads(row["value"]) if row["value"] is not None else None
-                     for row in rows if row["key"] in registry.REGISTRY}
         self._cached = (now, overrides)
         return overrides
 
@@ -150,8 +148,9 @@ class Settings:
     async def _unchanged(self, key: str, value: Any) -> bool:
         """Whether storing ``value`` leaves ``key`` as it stands: equal to its override,
         or, with none, to what the boot configuration or the default gives it. Read from
-        the database, not the cache, which may be a second behind another process."""
-        overrides = await self._read_overrides(time.monotonic())
+        the database, not the cache, which may be a second behind another process, and
+        not into it: inside a save's transaction the rows read are not yet committed."""
+        overrides = await _stored_overrides()
         if key in overrides:
             return overrides[key] == value
         if key in self.boot.values:
@@ -242,3 +241,10 @@ class Settings:
             view["default"] = registry.default_in_force(setting.key, self.boot.values,
                                                         snapshot.runtime)
         return view
+
+
+async def _stored_overrides() -> dict[str, Any]:
+    """Every runtime override as stored, by key (a JSON null is a deliberate null)."""
+    rows = await RuntimeSetting.select(RuntimeSetting.key, RuntimeSetting.value)
+    return {row["key"]: json.loads(row["value"]) if row["value"] is not None else None
+            for row in rows if row["key"] in registry.REGISTRY}

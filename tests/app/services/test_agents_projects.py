@@ -133,9 +133,14 @@ async def test_nobody_joins_a_project_without_accepting(api, services):
     [invitation] = (await api.get("/api/me/invitations", headers=bob)).json()["data"]
     assert (invitation["project_name"], invitation["invited_by"]) == (
         "Clinic", "ann@example.org")
+    await api.post(f"/api/projects/{project['id']}/members", headers=ann,
+                   json={"email": "carol@example.org"})
     joined = await api.post(f"/api/me/invitations/{invitation['id']}/accept", headers=bob)
-    assert joined.status_code == 200 and joined.json()["invitations"] == []
+    assert joined.status_code == 200
     assert [m["email"] for m in joined.json()["members"]] == ["bob@example.org"]
+    assert "invitations" not in joined.json()  # who else is invited is the owner's
+    seen = (await api.get(f"/api/projects/{project['id']}", headers=ann)).json()
+    assert [i["email"] for i in seen["invitations"]] == ["carol@example.org"]
     assert (await api.get(f"/api/agents/{agent['id']}", headers=bob)).status_code == 200
     assert (await api.get("/api/me/invitations", headers=bob)).json()["data"] == []
 
@@ -225,3 +230,18 @@ async def test_an_owner_s_agents_in_use_have_names_apart(api, services):
     kept = await api.patch(f"/api/agents/{other['id']}", headers=ann,
                            json={"name": "Reception", "instructions": "Be brief."})
     assert kept.status_code == 200  # its own name is no clash
+
+
+async def test_agents_named_alike_before_are_still_edited_and_members_learn_no_names(
+        api, services):
+    ann, bob, project, shared = await _clinic(api, services)
+    for name in ("Desk", "Desk"):  # as an older version let an owner name them
+        await Agent(name=name, model="local", owner_id=(await _me(api, ann))["id"]).save()
+    desk = next(a for a in (await api.get("/api/agents", headers=ann)).json()["data"]
+                if a["name"] == "Desk")
+    edited = await api.patch(f"/api/agents/{desk['id']}", headers=ann,
+                             json={"instructions": "Be brief."})
+    assert edited.status_code == 200, edited.text
+    renamed = await api.patch(f"/api/agents/{shared['id']}", headers=bob, json={"name": "Desk"})
+    assert renamed.status_code == 200  # Bob cannot see Ann's own "Desk" agents
+
