@@ -65,8 +65,21 @@ def extract(content: bytes | str, media_type: str, *, charset: str | None = None
     return text
 
 
+# Formats people upload expecting them to be read, known by their first bytes: the
+# refusal names the format and what to do, rather than only "binary".
+_KNOWN_BINARY = (
+    (b"%PDF-", "a PDF"),
+    (b"PK\x03\x04", "a zip archive (Word, Excel and OpenDocument files are zip archives)"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an older Word or Excel file"),
+)
+
+
 def decode(data: bytes, charset: str | None = None) -> str:
     """``data`` as text; :class:`NotText` when it is binary or not in ``charset``."""
+    for magic, what in _KNOWN_BINARY:
+        if data.startswith(magic):
+            raise NotText(f"The document is {what}, which is not read. Save it as plain "
+                          "text, Markdown or HTML and send that.")
     if b"\x00" in data:
         raise NotText("The document contains NUL bytes: it is binary, not text.")
     codec = _codec_name(charset)

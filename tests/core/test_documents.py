@@ -38,12 +38,24 @@ def test_declared_latin_1_is_decoded():
     assert extract(b"caf\xe9", "text/plain", charset="ISO-8859-1") == "caf\u00e9"
 
 
-@pytest.mark.parametrize("raw", [b"PK\x03\x04\x00\x00binary", b"\xff\xfe\xfd not utf-8",
+@pytest.mark.parametrize("raw", [b"\x7fELF\x00\x00binary", b"\xff\xfe\xfd not utf-8",
                                  "\x01\x02\x03\x04 mostly control".encode()],
                          ids=["nul", "invalid-utf8", "control"])
 def test_binary_content_is_not_text(raw):
     with pytest.raises(NotText):
         extract(raw, "text/plain")
+
+
+@pytest.mark.parametrize(("raw", "named"), [
+    (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj", "a PDF"),
+    (b"PK\x03\x04\x14\x00\x06\x00word/document.xml", "Word"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1\x00\x00", "older Word or Excel"),
+])
+def test_a_format_people_expect_to_be_read_is_named_in_its_refusal(raw, named):
+    with pytest.raises(NotText) as refused:
+        extract(raw, "text/plain")
+    assert named in refused.value.message and "plain text, Markdown or HTML" in (
+        refused.value.message)
 
 
 def test_unpaired_surrogates_are_not_text():
