@@ -32,6 +32,8 @@ _BULLET = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
 # Spans whose content is literal: code spans and backslash escapes. They are set
 # aside before the inline rules run, so `a_b_c` and \*stars\* are not read as emphasis.
 _LITERAL = re.compile(r"(`+)(.+?)\1|\\([!-/:-@\[-`{-~])")
+# A character every inline rule's match contains.
+_INLINE_MARKS = re.compile(r"[`\\!\[<*_~]")
 _PLACEHOLDER = re.compile("\x00(\\d+)\x00")  # NUL never survives extraction's checks
 # A link's destination may hold one level of parentheses, as Wikipedia's addresses do.
 _DESTINATION = r"\((?:[^()]|\([^()]*\))*\)"
@@ -122,6 +124,8 @@ def _table_row(line: str) -> str:
 
 def _inline(text: str) -> str:
     """Links and images to their text, emphasis and tags dropped, literals restored."""
+    if not _INLINE_MARKS.search(text):
+        return text  # most lines and table cells: no rule below could match
     literals: list[str] = []
 
     def set_aside(match: re.Match[str]) -> str:
