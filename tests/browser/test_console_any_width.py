@@ -169,3 +169,19 @@ def test_the_apis_field_paths_are_put_in_the_forms_words(tab):
     assert said == ["Closing time must be after opening time.", "second",
                     "Number is already registered.",
                     "Slot minutes: Input should be a valid integer."]
+
+
+def test_on_a_phone_escape_in_a_field_leaves_the_menu_open(tab):
+    _visit(tab, "/owner/diary", "phone")
+    menu = tab.get_by_role("button", name="Menu")
+    menu.click()
+    expect(menu).to_have_attribute("aria-expanded", "true")
+    zone = tab.get_by_label("Time zone (IANA, e.g. Europe/London)")
+    zone.focus()
+    tab.keyboard.press("Escape")  # dismisses the field's suggestions, nothing more
+    expect(zone).to_be_focused()
+    expect(menu).to_have_attribute("aria-expanded", "true")
+    menu.focus()
+    tab.keyboard.press("Escape")  # on the button itself it still folds the menu
+    expect(menu).to_have_attribute("aria-expanded", "false")
+    expect(menu).to_be_focused()

@@ -175,3 +175,12 @@ def test_documents_show_their_size_in_units_a_preview_and_whether_they_are_searc
     expect(row).to_contain_text("…")
     expect(row).to_contain_text("searchable, ")
     screenshot(page, "libraries-documents")
+    for width in WIDTHS:  # a short word such as a media type is never broken inside
+        page.set_viewport_size(WIDTHS[width])
+        kind = row.locator("td").filter(has_text="text/plain")
+        lines = kind.evaluate("""(cell) => {
+            const range = document.createRange();
+            range.selectNodeContents(cell);
+            return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+        }""")
+        assert lines == 1, f"text/plain is broken over {lines} lines at {width} width"

@@ -153,3 +153,35 @@ def test_the_audit_trail_reads_as_sentences_and_filters(page, viewport):
     expect(note_beside(page, page.get_by_label("Until"))).to_have_text(
         "The end must be later than the start.")
     no_sideways_scroll(page)
+
+
+def test_with_times_not_offered_the_booking_form_says_why_and_where_to_change_it(page, console):
+    from app.services.accounts import Identity
+
+    services = console.services
+    root = console.run(services.accounts.authenticate(ROOT, "correct horse battery staple",
+                                                      "127.0.0.1"))
+    closed = console.run(services.accounts.create("closed@example.com",
+                                                  "correct horse battery staple"))
+    console.run(services.features.set_override(Identity.from_row(root), closed["id"],
+                                               "features.telephony", True))
+    console.run(services.diary.diaries.put(closed["id"], {**ALWAYS_OPEN, "enabled": False},
+                                           actor=closed["id"]))
+    sign_in(page, "closed@example.com")
+    open_screen(page, "Appointments")
+    time = page.get_by_label("Time", exact=True)
+    expect(time.locator("option")).to_have_text(["No free times"])
+    why = page.locator("#b-slot-note")
+    expect(why).to_have_text("No free times are offered while “Lines offer times” is off. "
+                             "Tick it in the diary settings.")
+    expect(time).to_have_attribute("aria-describedby", "b-slot-note")
+    why.get_by_role("link", name="the diary settings").click()
+    page.get_by_role("heading", level=1, name="Diary").wait_for()
+    settled(page)
+    page.get_by_label("Lines offer times").check()
+    page.get_by_role("button", name="Save hours").click()
+    expect(page.get_by_role("status")).to_contain_text("The diary is saved")
+    page.go_back()
+    settled(page)
+    expect(page.locator("#b-slot-note")).to_have_text("")
+    assert page.get_by_label("Time", exact=True).locator("option").count() > 1

@@ -60,17 +60,27 @@ def test_owner_screens_are_offered_only_with_the_telephone_feature(page):
     expect(nav.get_by_role("link", name="Call log")).to_have_count(0)
 
 
-def test_the_weekly_hours_are_edited_with_a_break_and_kept(page, console):
-    require_api(console, "GET", "/api/diary")
-    open_as(page, OWNER, "Diary")
+def _booking_settings(page) -> None:
+    """The diary's booking fields, as the owner of a practice in London sets them."""
     page.get_by_label("Time zone (IANA, e.g. Europe/London)").fill("Europe/London")
     page.get_by_label("Appointment length (minutes)").fill("30")
     page.get_by_label("Earliest booking ahead (minutes)").fill("0")
     page.get_by_label("Bookable ahead (days)").fill("14")
+
+
+def _no_periods_on(page, day: str) -> None:
+    remove = re.compile(f"^Remove {day} period")
+    while page.get_by_role("button", name=remove).count():
+        page.get_by_role("button", name=remove).first.click()
+
+
+def test_the_weekly_hours_are_edited_with_a_break_and_kept(page, console):
+    require_api(console, "GET", "/api/diary")
+    open_as(page, OWNER, "Diary")
+    _booking_settings(page)
     page.get_by_label("Lines offer times").check()
     for day in ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"):
-        while page.get_by_role("button", name=re.compile(f"^Remove {day} period")).count():
-            page.get_by_role("button", name=re.compile(f"^Remove {day} period")).first.click()
+        _no_periods_on(page, day)
     page.get_by_role("button", name="Add a period on Monday").click()
     page.get_by_label("Monday period 1 opens").fill("09:00")
     page.get_by_label("Monday period 1 closes").fill("12:30")
@@ -111,9 +121,7 @@ def test_the_weekly_hours_are_edited_with_a_break_and_kept(page, console):
 def test_periods_added_after_a_removal_keep_ids_and_names_of_their_own(page, console):
     require_api(console, "GET", "/api/diary")
     open_as(page, OWNER, "Diary")
-    remove = re.compile("^Remove Wednesday period")
-    while page.get_by_role("button", name=remove).count():
-        page.get_by_role("button", name=remove).first.click()
+    _no_periods_on(page, "Wednesday")
     add = page.get_by_role("button", name="Add a period on Wednesday")
     add.click()  # a day's first period: office hours
     expect(page.get_by_label("Wednesday period 1 opens")).to_have_value("09:00")
@@ -225,6 +233,9 @@ def test_a_notification_target_shows_only_its_host_and_its_test_result(page, con
     console.run(services.settings.change(Identity.from_row(root), "egress.allow_hosts",
                                          "localhost"))
     open_as(page, OWNER, "Notification targets")
+    expect(page.get_by_label("Kind").locator("option")).to_have_text([  # what each works with
+        "Slack-compatible incoming webhook", "Microsoft Teams-compatible incoming webhook",
+        "webhook (JSON POST)"])
     page.get_by_label("Kind").select_option("webhook")
     page.get_by_label("Address (https)").fill(url)
     page.get_by_label("Label", exact=True).fill("Front office")
@@ -234,6 +245,7 @@ def test_a_notification_target_shows_only_its_host_and_its_test_result(page, con
     expect(page.locator("#secret-card")).to_be_visible()  # a webhook's signing secret, once
     row = page.locator("#targets").get_by_role("row", name=re.compile("Front office"))
     expect(row).to_contain_text("localhost")
+    expect(row.locator("td").first).to_have_text("webhook (JSON POST)")
     expect(row).not_to_contain_text("/hook")
     expect(row).not_to_contain_text("appointment_moved")
     row.get_by_role("button", name="Test Front office").click()
@@ -323,3 +335,33 @@ def test_the_lines_account_listens_to_the_call_a_message_came_from(page, console
     assert page.goto(f"/calls/{call_id}").status == 404
     answer = _api(page, console).get(f"/api/telephony/calls/{call_id}/recording")
     assert answer.status_code == 404
+
+
+def test_a_period_after_one_closing_late_or_unfinished_never_overlaps(page, console):
+    require_api(console, "GET", "/api/diary")
+    open_as(page, OWNER, "Diary")
+    _booking_settings(page)
+    _no_periods_on(page, "Thursday")
+    add = page.get_by_role("button", name="Add a period on Thursday")
+    add.click()
+    page.get_by_label("Thursday period 1 opens").fill("18:00")
+    page.get_by_label("Thursday period 1 closes").fill("00:00")  # until midnight
+    add.click()  # nothing fits after midnight: office hours, which are free
+    expect(page.get_by_label("Thursday period 2 opens")).to_have_value("09:00")
+    expect(page.get_by_label("Thursday period 2 closes")).to_have_value("17:00")
+    add.click()  # office hours are taken now: left for the owner to fill in
+    expect(page.get_by_label("Thursday period 3 opens")).to_have_value("")
+    expect(page.get_by_label("Thursday period 3 closes")).to_have_value("")
+    page.get_by_role("button", name="Remove Thursday period 3").click()
+    page.get_by_role("button", name="Remove Thursday period 2").click()
+    page.get_by_label("Thursday period 1 closes").fill("")  # a closing time not given
+    add.click()
+    expect(page.get_by_label("Thursday period 2 opens")).to_have_value("09:00")
+    expect(page.get_by_label("Thursday period 2 closes")).to_have_value("17:00")
+    page.get_by_label("Thursday period 1 closes").fill("23:30")
+    page.get_by_role("button", name="Save hours").click()
+    expect(page.get_by_role("status")).to_contain_text("The diary is saved")
+    stored = _api(page, console).get("/api/diary").json()
+    thursday = sorted((p["opens_minute"], p["closes_minute"])
+                      for p in stored["hours"] if p["weekday"] == 3)
+    assert thursday == [(540, 1020), (1080, 1410)]

@@ -173,10 +173,34 @@ def test_the_one_time_password_is_changed_before_anything_else(page, console):
     page.goto("/admin/accounts")
     page.wait_for_url(re.compile(r"/profile/password$"))
     settled(page)
+    why = page.get_by_role("note")
+    expect(why).to_have_text("This account's password was set for one use only. "
+                             "Choose your own to continue.")
+    nav = page.get_by_role("navigation", name="Screens")
+    expect(nav.get_by_role("link")).to_have_count(1)  # the rest answer only once it is changed
+    expect(nav.get_by_role("link", name="Password")).to_be_visible()
     page.get_by_label("Current password").fill(one_time)
     page.get_by_label("New password (at least 10 characters)").fill("my own passphrase now")
     page.get_by_label("New password again").fill("my own passphrase now")
     page.get_by_role("button", name="Change password").click()
     expect(page.get_by_role("status")).to_contain_text("Your password is changed")
-    page.goto("/admin/accounts")
-    page.get_by_role("heading", level=1, name="Accounts").wait_for()
+    expect(why).to_have_count(0)
+    open_screen(page, "Accounts")
+
+
+def test_every_page_carries_its_own_icon_so_none_is_asked_for(page):
+    """A browser asks for /favicon.ico, which is not there, unless the page names an
+    icon: each page names one written into it, which the page's policy lets load."""
+    for path, title in (("/login", "Sign in"), ("/no/such/screen", "Not found")):
+        page.goto(path)
+        page.get_by_role("heading", level=1, name=title).wait_for()
+        icon = page.locator('link[rel="icon"]')
+        expect(icon).to_have_count(1)
+        assert icon.get_attribute("href").startswith("data:image/svg+xml,")
+        shown = page.evaluate("""async () => {
+            const image = new Image();
+            image.src = document.querySelector('link[rel="icon"]').href;
+            await image.decode();
+            return image.naturalWidth > 0;
+        }""")
+        assert shown

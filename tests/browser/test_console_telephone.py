@@ -286,3 +286,77 @@ def test_a_provider_deleted_from_the_keyboard_leaves_the_focus_on_its_list(page)
     page.get_by_role("button", name="Register provider").click()
     removed_from_the_keyboard(page, page.get_by_role("button", name="Delete spare-gpu"),
                               "spare-gpu is deleted.", "Providers")
+
+
+def _save_public_address(page, address: str) -> None:
+    page.get_by_label("Public address (https)", exact=True).fill(address)
+    page.get_by_role("button", name="Save settings").click()
+
+
+def test_the_guide_waits_for_the_new_address_when_a_page_comes_from_an_older_view(page):
+    """With several server processes, the page fetched again after a save may come from
+    one whose settings are a moment old: it is asked for again until its address is the
+    saved one; and a guide that cannot be had leaves the settings saved all the same."""
+    sign_in(page, ROOT)
+    page.goto("/admin/telephone")
+    settled(page)
+    asked: list[str] = []
+    stale = {"left": 1}
+
+    def older_view(route):
+        if route.request.resource_type != "fetch":
+            route.continue_()
+            return
+        asked.append(route.request.url)
+        answer = route.fetch()
+        body = answer.text()
+        if stale["left"]:
+            stale["left"] -= 1
+            body = body.replace("fresh-", "stale-")
+        route.fulfill(response=answer, body=body)
+
+    page.route("**/admin/telephone", older_view)
+    _save_public_address(page, "https://fresh-one.example.com")
+    status = page.get_by_role("status")
+    expect(status).to_have_text("The telephone settings are saved.")
+    guide = page.locator("#connect")
+    expect(guide.get_by_text("https://fresh-one.example.com/api/telephony/carrier/voice",
+                             exact=True)).to_be_visible()
+    assert len(asked) == 2  # the older page, then the one with the saved address
+
+    asked.clear()
+    stale["left"] = 10  # every process keeps the old view longer than the page waits
+    _save_public_address(page, "https://fresh-two.example.com")
+    expect(status).to_have_text("Saved; reload the page to see the new addresses in the guide.")
+    expect(status).to_have_class("status ok")
+    assert len(asked) == 3
+    expect(page.locator("#t-effective")).to_have_text("https://fresh-two.example.com")
+
+    page.unroute("**/admin/telephone")
+    page.evaluate("""() => {  // the page's text breaks off while it is read
+        const text = Response.prototype.text;
+        Response.prototype.text = function () {
+          return this.url === location.href ? Promise.reject(new TypeError("network error"))
+            : text.call(this);
+        };
+    }""")
+    _save_public_address(page, "https://fresh-three.example.com")
+    expect(status).to_have_text("Saved; reload the page to see the new addresses in the guide.")
+    expect(status).to_have_class("status ok")
+
+
+def test_a_provider_whose_models_cannot_be_listed_is_saved_with_a_warning(page):
+    sign_in(page, ROOT)
+    open_screen(page, "Providers")
+    page.get_by_label("Name", exact=True).fill("ollama")
+    page.get_by_label("Base address (…/v1)", exact=True).fill("http://127.0.0.1:9/v1")
+    page.get_by_role("button", name="Register provider").click()
+    status = page.get_by_role("status")
+    expect(status).to_have_text("ollama is saved, but its models could not be listed: the "
+                                "provider could not be reached. Check the address, or enter "
+                                "the model names.")
+    expect(status).to_have_class("status warning")
+    expect(status).to_be_focused()
+    expect(page.locator("#providers").get_by_role("row", name=re.compile("^ollama"))).to_contain_text(
+        "none")
+    screenshot(page, "provider-saved-with-a-warning")

@@ -4,7 +4,7 @@
 // day and clock time are the first characters of its starts_at, whatever the browser's zone.
 import { $, api, clearErrors, confirmAction, el, guarded, invalid, onSubmit, owned, say, start } from "/static/console.js";
 
-const state = { zone: "UTC", today: "", day: "", view: "week", slots: [] };
+const state = { zone: "UTC", today: "", day: "", view: "week", slots: [], diary: null };
 
 // -- plain days ("2027-03-02"), counted in UTC so no browser zone can shift them
 
@@ -80,7 +80,23 @@ async function showDays() {
 
 // -- free slots, for booking and moving
 
+// Why no time is offered, and where that is changed: the slots are the ones a caller
+// would be offered, so the diary's own settings decide them (none while its lines do
+// not offer times, none without weekly hours).
+function noTimesBecause() {
+  const settings = el("a", { href: owned("/owner/diary") }, "the diary settings");
+  const diary = state.diary;
+  if (!diary.enabled) {
+    return ["No free times are offered while “Lines offer times” is off. Tick it in ", settings, "."];
+  }
+  if (!diary.hours.length) return ["No free times: the diary has no weekly hours. Add them in ", settings, "."];
+  return [`No free times in the next ${diary.horizon_days} days: each is taken, closed or too soon. `,
+    "The hours and how far ahead callers may book are in ", settings, "."];
+}
+
 function fillSlots(select) {
+  const note = $(`#${select.id}-note`);
+  note.replaceChildren(...(state.slots.length ? [] : noTimesBecause()));
   if (!state.slots.length) {
     select.replaceChildren(el("option", { value: "" }, "No free times"));
     return;
@@ -179,6 +195,7 @@ $("#view-week").addEventListener("click", go(() => { state.view = "week"; }));
 
 start(async () => {
   const diary = await api("GET", owned("/api/diary"));
+  state.diary = diary;
   state.zone = diary.timezone;
   state.today = dayIn(state.zone);
   state.day = state.today;

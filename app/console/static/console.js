@@ -86,6 +86,15 @@ export function say(text) {
   status().replaceChildren(text);
 }
 
+// Done, but with something the person must see to (a provider saved whose models could
+// not be listed): in the warning style, with the keyboard put on it so it is read first.
+export function warn(text) {
+  status().className = "status warning";
+  status().replaceChildren(text);
+  status().tabIndex = -1;
+  status().focus();
+}
+
 // Errors shown on a form go when it is sent again.
 export function clearErrors(form) {
   for (const note of form.querySelectorAll(".field-error, .form-error")) note.remove();
@@ -340,25 +349,34 @@ document.addEventListener("click", async (event) => {
 const menu = document.querySelector("button.menu");
 if (menu) {
   document.documentElement.classList.add("folding-nav");
+  const folded = document.getElementById(menu.getAttribute("aria-controls"));
   const unfold = (open) => {
     menu.setAttribute("aria-expanded", String(open));
-    document.getElementById(menu.getAttribute("aria-controls")).classList.toggle("open", open);
+    folded.classList.toggle("open", open);
   };
   const unfolded = () => menu.getAttribute("aria-expanded") === "true";
   menu.addEventListener("click", () => unfold(!unfolded()));
   // Escape folds it again, as it closes any menu, and puts the keyboard back on the
-  // button rather than on a link that is no longer shown; over an open dialog it is the
-  // dialog's alone.
+  // button rather than on a link that is no longer shown: only from the button or the
+  // navigation itself, since elsewhere Escape is a field's (a list of suggestions
+  // dismissed) or an open dialog's.
   document.addEventListener("keydown", (event) => {
-    if (event.key !== "Escape" || !unfolded() || document.querySelector("dialog[open]")) return;
+    const within = event.target === menu || folded.contains(event.target);
+    if (event.key !== "Escape" || !unfolded() || !within || document.querySelector("dialog[open]")) return;
     unfold(false);
     menu.focus();
   });
 }
 
+// A run of this many characters without a space (an e-mail address, an id, a web
+// address) may be broken anywhere in a narrow column; shorter words are kept whole.
+const UNBROKEN = /\S{25,}/;
+
 // Each cell carries its column's heading, which a narrow screen shows beside it when a
-// table's rows become cards (whatever script filled the table).
+// table's rows become cards (whatever script filled the table), and is marked when it
+// holds a long unbroken string (console.css).
 function labelCells(table) {
+  for (const cell of table.querySelectorAll("td")) cell.classList.toggle("unbroken", UNBROKEN.test(cell.textContent));
   const heads = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
   if (!heads.length) return;
   for (const row of table.querySelectorAll("tbody tr")) {

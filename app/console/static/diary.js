@@ -6,24 +6,39 @@ const DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"
 let zone = "UTC";
 
 function clock(minutes) {
+  if (!Number.isFinite(minutes)) return "";  // a field left for the owner to fill in
   const m = minutes % 1440;
   return `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")}`;
 }
 
 function minutes(text, closing) {
+  if (!text) return NaN;
   const [h, m] = text.split(":").map(Number);
   const total = h * 60 + m;
   return closing && total === 0 ? 1440 : total;
 }
 
 // A new period's default: office hours for a day's first; a later one opens after an
-// hour's break once the day's last has closed, until 17:00 or for three hours.
+// hour's break once the day's last has closed, until 17:00 or for three hours. When
+// no hour is left after the last (it closes at 23:00 or later) or a closing time is
+// not given, office hours if they are free, else empty fields for the owner to fill.
 const OFFICE = { opens: 540, closes: 1020 };
+const LATEST_CLOSING = 1380;
+const UNSET = { opens: NaN, closes: NaN };
 function nextPeriod(day) {
-  const closings = [...document.querySelectorAll(`#periods-${day} .closes`)].map((input) => minutes(input.value, true));
-  if (!closings.length) return OFFICE;
-  const opens = Math.min(Math.max(...closings) + 60, 1439);
-  return { opens, closes: Math.min(Math.max(opens + 180, OFFICE.closes), 1440) };
+  const shown = [...document.querySelectorAll(`#periods-${day} .period`)].map((row) => ({
+    opens: minutes(row.querySelector(".opens").value, false),
+    closes: minutes(row.querySelector(".closes").value, true) }));
+  if (!shown.length) return OFFICE;
+  const last = Math.max(...shown.map((p) => p.closes));
+  if (Number.isFinite(last) && last < LATEST_CLOSING) {
+    const opens = last + 60;
+    return { opens, closes: Math.min(Math.max(opens + 180, OFFICE.closes), 1440) };
+  }
+  // A time not given counts as the far end of the day, so it is never overlapped.
+  const overlaps = shown.some((p) => (Number.isFinite(p.opens) ? p.opens : 0) < OFFICE.closes
+    && (Number.isFinite(p.closes) ? p.closes : 1440) > OFFICE.opens);
+  return overlaps ? UNSET : OFFICE;
 }
 
 // Ids are numbered once for the page, so a period added after another was removed

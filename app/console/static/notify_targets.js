@@ -11,10 +11,16 @@ function attempt(a) {
 
 function name(t) { return t.label || t.host; }
 
+// A kind in the words of the form's choice (what the receiver must be compatible with).
+function kindWords(kind) {
+  const option = [...$("#n-kind").options].find((o) => o.value === kind);
+  return option ? option.textContent : kind;
+}
+
 async function load() {
   const { data } = await api("GET", owned(PATH));
   fillRows($("#targets"), data, [
-    { value: (t) => t.kind },
+    { value: (t) => kindWords(t.kind) },
     { value: (t) => t.label || "" },
     { value: (t) => t.host },
     { value: (t) => t.events.join(", ") },

@@ -1,6 +1,6 @@
 // Setup → Providers (administrators): register, refresh the model list, enable or
 // disable, delete. Keys are write-only.
-import { $, api, confirmAction, el, fillRows, guarded, onSubmit, say, start } from "/static/console.js";
+import { $, api, confirmAction, el, fillRows, guarded, onSubmit, say, start, warn } from "/static/console.js";
 
 const PATH = "/api/admin/providers";
 
@@ -36,22 +36,35 @@ async function load() {
   ], "No provider is registered: only the built-in local one answers.");
 }
 
+// Why the models could not be listed, in the provider's own words: the API's message
+// names the listing and the provider before the reason, which the warning says itself.
+function whyNotListed(error, name) {
+  let reason = error.message.replace(/^The models could not be listed: /, "");
+  if (reason.startsWith(`${name}: `)) reason = reason.slice(name.length + 2);
+  return reason.replace(/\.$/, "");
+}
+
 onSubmit($("#provider-form"), async (values) => {
   const body = { name: values.name, base_url: values.base_url,
     models: (values.models || "").split("\n").map((m) => m.trim()).filter(Boolean) };
   if (values.api_key) body.api_key = values.api_key;
   const provider = await api("POST", PATH, body);
   $("#provider-form").reset();
-  let note = "";
+  let unlisted = null;
   if (!body.models.length) {
     try {
       await api("POST", `${PATH}/${encodeURIComponent(provider.id)}/refresh`);
     } catch (error) {
-      note = ` Its models could not be fetched: ${error.message}`;
+      unlisted = error;
     }
   }
   await load();
-  say(`${provider.name} is registered.${note}`);
+  if (unlisted) {
+    warn(`${provider.name} is saved, but its models could not be listed: ${whyNotListed(unlisted, provider.name)}. `
+      + "Check the address, or enter the model names.");
+  } else {
+    say(`${provider.name} is registered.`);
+  }
 });
 
 start(load);

@@ -9,8 +9,7 @@ const FORM_WORDS = { heading: "Register a line", create: "Register line", save: 
 const names = { agents: new Map(), owners: new Map() };
 let me = null;  // who is signed in: a line's account and administrators may talk to it
 
-async function loadSettings() {
-  const view = await api("GET", "/api/admin/telephony");
+function showSettings(view) {
   $("#t-provider").value = view.provider || "";
   $("#t-public").value = view.public_base_url || "";
   $("#t-listen").value = view.pbx_listen || "";
@@ -20,23 +19,41 @@ async function loadSettings() {
   $("#t-listening").textContent = view.pbx_listening ? "yes" : "no";
 }
 
+async function loadSettings() {
+  showSettings(await api("GET", "/api/admin/telephony"));
+}
+
 // The guide's addresses are made from the public address by the server, which renders
 // them into this page (telephone_setup.py): after a save the page is asked for again and
 // its guide put in place of this one, so the rule is not written a second time here.
 // The page is this server's own, its values escaped by the template; nothing in it runs.
-// False when the page could not be had: the settings are saved all the same.
-async function reloadGuide() {
-  let response;
+// Another server process may answer from settings a moment older than the save (each
+// keeps them for up to a second), so a page whose guide is not for the public address
+// now in force is asked for again, a few times, after a pause.
+const GUIDE_TRIES = 3;
+const GUIDE_PAUSE_MS = 600;
+
+async function fetchedGuide() {
   try {
-    response = await fetch(location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
+    const response = await fetch(location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
+    if (!response.ok) return null;
+    return new DOMParser().parseFromString(await response.text(), "text/html").getElementById("connect");
   } catch {
-    return false;
+    return null;
   }
-  const guide = response.ok
-    && new DOMParser().parseFromString(await response.text(), "text/html").getElementById("connect");
-  if (!guide) return false;
-  $("#connect").replaceWith(document.adoptNode(guide));
-  return true;
+}
+
+// False when no page had the guide for ``publicBase``: the settings are saved all the same.
+async function reloadGuide(publicBase) {
+  for (let attempt = 1; attempt <= GUIDE_TRIES; attempt += 1) {
+    const guide = await fetchedGuide();
+    if (guide && guide.dataset.publicBase === publicBase) {
+      $("#connect").replaceWith(document.adoptNode(guide));
+      return true;
+    }
+    if (attempt < GUIDE_TRIES) await new Promise((resolve) => setTimeout(resolve, GUIDE_PAUSE_MS));
+  }
+  return false;
 }
 
 if ($("#settings")) {
@@ -44,12 +61,13 @@ if ($("#settings")) {
     const body = { provider: values.provider || null, public_base_url: values.public_base_url || "",
       pbx_listen: values.pbx_listen || "" };
     for (const secret of ["carrier_credential", "shared_secret"]) if (values[secret]) body[secret] = values[secret];
-    await api("PUT", "/api/admin/telephony", body);
+    // The answer is the settings as saved, read by the process that saved them.
+    const saved = await api("PUT", "/api/admin/telephony", body);
     $("#t-credential").value = "";
     $("#t-secret").value = "";
-    await loadSettings();
-    say(await reloadGuide() ? "The telephone settings are saved."
-      : "The telephone settings are saved. Reload the page to see the new addresses in the guide.");
+    showSettings(saved);
+    say(await reloadGuide(saved.effective_public_base_url || "") ? "The telephone settings are saved."
+      : "Saved; reload the page to see the new addresses in the guide.");
   });
   guarded(loadSettings)();
 }
