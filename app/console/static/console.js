@@ -369,8 +369,9 @@ if (menu) {
 }
 
 // A run of this many characters without a space (an e-mail address, an id, a web
-// address) may be broken anywhere in a narrow column; shorter words are kept whole.
-const UNBROKEN = /\S{25,}/;
+// address) may be broken anywhere in a narrow column; shorter words, media types such
+// as "text/markdown" among them, are kept whole.
+const UNBROKEN = /\S{14,}/;
 
 // Each cell carries its column's heading, which a narrow screen shows beside it when a
 // table's rows become cards (whatever script filled the table), and is marked when it
