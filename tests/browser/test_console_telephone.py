@@ -17,6 +17,8 @@ import pytest
 
 from tests.browser.conftest import (
     PASSWORD,
+    fresh_tab,
+    note_beside,
     removed_from_the_keyboard,
     open_screen,
     require_api,
@@ -24,7 +26,7 @@ from tests.browser.conftest import (
     settled,
     sign_in,
 )
-from tests.browser.harness import write_recording
+from tests.browser.harness import accessibility_violations, sideways_scroll, write_recording
 from tests.browser.playwright_expect import expect
 
 ROOT = "root@example.com"
@@ -360,3 +362,85 @@ def test_a_provider_whose_models_cannot_be_listed_is_saved_with_a_warning(page):
     expect(page.locator("#providers").get_by_role("row", name=re.compile("^ollama"))).to_contain_text(
         "none")
     screenshot(page, "provider-saved-with-a-warning")
+
+
+WIDTHS = {"laptop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+
+
+def _open_form_is_clean(page, width: str) -> None:
+    page.set_viewport_size(WIDTHS[width])
+    screenshot(page, f"provider-edit-{width}")
+    assert sideways_scroll(page) <= 0, f"the provider form scrolls sideways at {width} width"
+    assert accessibility_violations(page) == []
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_provider_is_edited_in_place_and_a_refusal_is_shown_beside_its_field(browser, console, width):
+    """A provider whose models could not be listed is given its model names and a new
+    address from its row's Edit, keyboard only; its stored key is kept; a name another
+    provider has is refused beside the name, the typed values kept."""
+    name = f"lab-gpu-{width}"
+    with fresh_tab(browser, console, bypass_csp=True) as page:
+        sign_in(page, ROOT)
+        open_screen(page, "Providers")
+        page.set_viewport_size(WIDTHS[width])
+        page.get_by_label("Name", exact=True).fill(name)
+        page.get_by_label("Base address (…/v1)", exact=True).fill("http://127.0.0.1:9/v1")
+        page.get_by_label("API key (optional)", exact=True).fill("sk-lab-0123456789")
+        page.get_by_role("button", name="Register provider").click()
+        expect(page.get_by_role("status")).to_have_class("status warning")
+        row = page.locator("#providers").get_by_role("row").filter(has_text=name)
+        expect(row).to_contain_text("none")
+
+        edit = row.get_by_role("button", name=f"Edit {name}")
+        edit.focus()
+        page.keyboard.press("Enter")
+        form = page.locator("#provider-form")
+        expect(page.get_by_role("heading", level=2, name=f"Edit {name}")).to_be_visible()
+        field = page.get_by_label("Name", exact=True)
+        expect(field).to_be_focused()
+        expect(field).to_have_value(name)
+        address = page.get_by_label("Base address (…/v1)", exact=True)
+        expect(address).to_have_value("http://127.0.0.1:9/v1")
+        key = form.get_by_label("API key", exact=False)
+        expect(key).to_have_value("")
+        expect(key).to_have_accessible_description(re.compile("keep the stored key"))
+        _open_form_is_clean(page, "phone")
+        _open_form_is_clean(page, "laptop")
+        page.set_viewport_size(WIDTHS[width])
+
+        page.keyboard.press("Tab")
+        expect(address).to_be_focused()
+        page.keyboard.press("ControlOrMeta+a")
+        page.keyboard.type(f"http://127.0.0.1:9/{width}/v1")
+        models = page.get_by_label("Models, one per line (empty: ask the server)", exact=True)
+        models.focus()
+        page.keyboard.type(f"{width}-small\n{width}-large")
+        page.get_by_role("button", name="Save provider").focus()
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("status")).to_have_text(f"{name} is saved.")
+        expect(row).to_contain_text(f"{width}-large, {width}-small")
+        expect(row).to_contain_text(f"http://127.0.0.1:9/{width}/v1")
+        expect(row).to_contain_text("stored")  # the key left empty is kept
+        expect(row.get_by_role("button", name=f"Edit {name}")).to_be_focused()
+        expect(page.get_by_role("heading", level=2, name="Register a provider")).to_be_visible()
+
+        page.keyboard.press("Enter")  # Edit again: a name another provider has
+        expect(field).to_have_value(name)
+        expect(models).to_have_value(f"{width}-large\n{width}-small")
+        page.keyboard.press("ControlOrMeta+a")
+        page.keyboard.type("office-gpu")
+        models.fill(f"{width}-large\n{width}-small\n{width}-huge")
+        field.press("Enter")
+        expect(note_beside(page, field)).to_have_text("A provider with this name exists.")
+        expect(field).to_be_focused()
+        expect(field).to_have_value("office-gpu")
+        expect(models).to_have_value(f"{width}-large\n{width}-small\n{width}-huge")
+        _open_form_is_clean(page, width)
+
+        page.get_by_role("button", name="Cancel editing").click()
+        expect(page.get_by_role("heading", level=2, name="Register a provider")).to_be_visible()
+        expect(field).to_have_value("")
+        expect(row).to_contain_text(f"{width}-large, {width}-small")
+        expect(row.get_by_role("button", name=f"Edit {name}")).to_be_focused()
+        screenshot(page, f"provider-edited-{width}")
