@@ -105,6 +105,33 @@ def _checked(page, name: str) -> None:
     assert accessibility_violations(page) == []
 
 
+def _chart_labels(page) -> list[dict]:
+    """Every label of the usage charts as drawn on the screen: its text, its box and
+    the chart it belongs to."""
+    return page.evaluate("""() => [...document.querySelectorAll('.chart svg')].flatMap(
+        (picture, chart) => [...picture.querySelectorAll('text')].map((label) => {
+            const box = label.getBoundingClientRect();
+            return { chart, text: label.textContent, left: box.left, right: box.right,
+                     top: box.top, bottom: box.bottom, height: box.height };
+        }))""")
+
+
+def _readable_charts(page, size: str) -> None:
+    """Each chart's numbers and dates are at least 11 px tall on the screen, and none
+    is drawn over another."""
+    labels = _chart_labels(page)
+    assert labels, "the charts have no labels"
+    small = [(label["text"], round(label["height"], 1)) for label in labels if label["height"] < 11]
+    assert small == [], f"labels too small to read at {size} width: {small}"
+    overlapping = [
+        (one["text"], other["text"])
+        for index, one in enumerate(labels) for other in labels[index + 1:]
+        if one["chart"] == other["chart"]
+        and one["left"] < other["right"] and other["left"] < one["right"]
+        and one["top"] < other["bottom"] and other["top"] < one["bottom"]]
+    assert overlapping == [], f"labels drawn over each other at {size} width: {overlapping}"
+
+
 def _visit(page, path: str, size: str) -> None:
     page.set_viewport_size(SIZES[size])
     page.goto(path)
@@ -126,7 +153,17 @@ def test_usage_is_charted_on_time_axes_for_a_range_and_totalled_per_line(signed_
     expect(line_row).to_contain_text("2")
     expect(line_row).to_contain_text("1500")
     expect(page.locator("#by-line")).to_contain_text("(no line: the app and the API)")
+    _readable_charts(page, size)
     _checked(page, f"usage-axes-{size}")
+    # Turned to the other width, the charts are drawn again across it, still readable.
+    other = "phone" if size == "desktop" else "desktop"
+    page.set_viewport_size(SIZES[other])
+    page.wait_for_function("""() => [...document.querySelectorAll('.chart svg')].every(
+        (picture) => Math.abs(picture.getBoundingClientRect().width
+                              - picture.parentElement.clientWidth) < 1)""")
+    _readable_charts(page, other)
+    assert sideways_scroll(page) <= 0, f"the usage screen scrolls sideways at {other} width"
+    page.set_viewport_size(SIZES[size])
     # The range picked is the range the API answers for.
     page.get_by_label("From", exact=True).fill((today - dt.timedelta(days=10)).isoformat())
     page.get_by_label("To (inclusive)", exact=True).fill((today - dt.timedelta(days=1)).isoformat())

@@ -20,56 +20,76 @@ function days(since, until) {
   return all;
 }
 
+// Labels are drawn at the page's small text size (console.css: .chart text) in the
+// chart's own pixels, so a chart is laid out for the width it is shown at.
+const FONT = 13.6, DIGIT = FONT * 0.62, DATE = 5 * DIGIT, DATE_GAP = 20;
+
 // The axes: a time axis under the bars with a tick and its date at every `every`-th
-// day counted back from the last (so a long range stays readable and its last day
-// is always named), and a value axis with ticks at 0, half and
-// the peak, each with a faint line across.
+// day counted back from the last (as many as fit side by side, at most 8, and the
+// last day always named), and a value axis with ticks at 0, half and the peak, each
+// with a faint line across.
 function axes(picture, allDays, geometry, peak) {
-  const { width, height, left, bottom, step, scale } = geometry;
+  const { width, height, top, left, bottom, step, scale } = geometry;
   const base = height - bottom;
   picture.append(svg("line", { class: "axis", x1: left - 2, y1: base, x2: width, y2: base }),
-    svg("line", { class: "axis", x1: left - 2, y1: 8, x2: left - 2, y2: base }));
+    svg("line", { class: "axis", x1: left - 2, y1: top, x2: left - 2, y2: base }));
   for (const value of [...new Set([0, Math.round(peak / 2), peak])]) {
     const y = base - value * scale;
     picture.append(svg("line", { class: "tick", x1: left - 6, y1: y, x2: left - 2, y2: y }),
       svg("line", { class: "grid", x1: left - 2, y1: y, x2: width, y2: y }),
-      svg("text", { x: left - 8, y: y + 4, "text-anchor": "end" }, String(value)));
+      svg("text", { x: left - 8, y: y + FONT * 0.35, "text-anchor": "end" }, String(value)));
   }
-  const every = Math.max(1, Math.ceil(allDays.length / 8));
+  const fit = Math.max(1, Math.floor((width - left) / (DATE + DATE_GAP)));
+  const every = Math.max(1, Math.ceil(allDays.length / Math.min(8, fit)));
   allDays.forEach((day, index) => {
     if ((allDays.length - 1 - index) % every) return;
     const x = left + index * step + step / 2;
-    // A date at the right edge ends at its tick, so it is not cut off.
-    const anchor = x > width - 20 ? "end" : "middle";
+    // A date at the right edge ends at the edge, so it is not cut off.
+    const anchor = x + DATE / 2 > width - 1 ? "end" : "middle";
     picture.append(svg("line", { class: "tick", x1: x, y1: base, x2: x, y2: base + 5 }),
-      svg("text", { x: anchor === "end" ? width - 1 : x, y: height - 4, "text-anchor": anchor }, day.slice(5)));
+      svg("text", { x: anchor === "end" ? width - 1 : x, y: height - 6, "text-anchor": anchor }, day.slice(5)));
   });
 }
 
 // One bar per day, stacked by source; every segment carries its figure as a title.
+// The chart is drawn in pixels at the width of its container, and again whenever
+// that width changes.
+const drawn = new Map();
+const resized = new ResizeObserver((entries) => {
+  for (const { target } of entries) {
+    const last = drawn.get(target);
+    if (last && Math.floor(target.clientWidth) !== last.width) chart(target, ...last.args);
+  }
+});
+
 function chart(container, rows, since, until, measure, unit) {
   const allDays = days(since, until);
   const byDay = new Map(allDays.map((day) => [day, {}]));
   for (const row of rows) if (byDay.has(row.bucket)) byDay.get(row.bucket)[row.source] = measure(row);
   const peak = Math.max(1, ...allDays.map((day) => SOURCES.reduce((sum, s) => sum + (byDay.get(day)[s] || 0), 0)));
-  const width = 760, height = 180, left = 48, bottom = 22, step = (width - left) / allDays.length;
-  const scale = (height - bottom - 8) / peak;
-  const picture = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img",
+  const width = Math.floor(container.clientWidth) || 760;
+  const height = Math.round(Math.min(260, Math.max(180, width * 180 / 760)));
+  const top = 12, bottom = 30, left = Math.max(40, Math.ceil(String(peak).length * DIGIT) + 14);
+  const step = (width - left) / allDays.length;
+  const scale = (height - bottom - top) / peak;
+  const picture = svg("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img",
     "aria-label": `${unit} per day from ${since} to ${addDays(until, -1)}, at most ${peak}` });
-  axes(picture, allDays, { width, height, left, bottom, step, scale }, peak);
+  axes(picture, allDays, { width, height, top, left, bottom, step, scale }, peak);
   allDays.forEach((day, index) => {
-    let top = height - bottom;
+    let y = height - bottom;
     for (const source of SOURCES) {
       const value = byDay.get(day)[source] || 0;
       if (!value) continue;
       const tall = value * scale;
-      top -= tall;
-      picture.append(svg("rect", { class: source, x: left + index * step + 1, y: top,
+      y -= tall;
+      picture.append(svg("rect", { class: source, x: left + index * step + 1, y,
         width: Math.max(1, step - 2), height: tall },
         svg("title", {}, `${day} ${source}: ${value} ${unit}`)));
     }
   });
   container.replaceChildren(picture);
+  drawn.set(container, { width, args: [rows, since, until, measure, unit] });
+  resized.observe(container);
 }
 
 const FIGURES = [
