@@ -10,6 +10,7 @@ import pytest
 
 from adapters.document_reader import read_in_process
 from core.documents import EmptyDocument, NotText, read_document
+from tests.support.processes import children
 
 pytestmark = pytest.mark.anyio
 
@@ -32,24 +33,9 @@ async def test_refusals_come_back_as_themselves():
 
 
 async def test_a_cancelled_reader_leaves_no_process_behind():
-    before = _children()
+    before = children(os.getpid())
     with anyio.move_on_after(0.5):
         await read_in_process("- *a* [b](c)\n" * 2_000_000, "text/markdown")
     await anyio.sleep(0.2)
-    assert _children() == before
+    assert children(os.getpid()) == before
 
-
-def _children() -> set[int]:
-    """This process's living children, read from /proc."""
-    me = str(os.getpid())
-    children = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    fields = stat.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[1] == me and fields[0] != "Z":
-                children.add(int(entry))
-    return children
