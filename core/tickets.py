@@ -47,56 +47,59 @@ from .records import frozen
 TICKET_LIFETIME_SECONDS = 30.0
 
 
+# A ticket lives only in memory for its thirty seconds: its states, inputs and effects
+# are never stored or sent, so their values carry nothing and are left to ``auto``.
+
+
 class TicketState(enum.Enum):
     """Where a ticket stands."""
 
     #: No ticket holds this identifier: never issued, or already removed.
-    NONE = "none"
+    NONE = enum.auto()
     #: Issued by an answer that passed every check; not yet presented.
-    VALID = "valid"
+    VALID = enum.auto()
     #: Presented once, in time: its connection proceeds.
-    REDEEMED = "redeemed"
+    REDEEMED = enum.auto()
     #: A presentation was turned away; nothing can redeem the ticket any more.
-    REJECTED = "rejected"
+    REJECTED = enum.auto()
 
 
 class TicketInput(enum.Enum):
     """What happens to a ticket."""
 
     #: An answer request passed every check and a token was minted for it.
-    ISSUE = "issue"
+    ISSUE = enum.auto()
     #: A connection presented the identifier within the ticket's lifetime.
-    PRESENT_IN_TIME = "present_in_time"
+    PRESENT_IN_TIME = enum.auto()
     #: A connection presented the identifier after the lifetime, or no ticket has it.
-    PRESENT_LATE = "present_late"
+    PRESENT_LATE = enum.auto()
 
 
 class TicketEffect(enum.Enum):
     """What the caller of the machine must do."""
 
     #: Store the new ticket with its issue time.
-    STORE = "store"
+    STORE = enum.auto()
     #: Store the ticket as redeemed and let the audio proceed.
-    REDEEM = "redeem"
+    REDEEM = enum.auto()
     #: Close the connection without a word (spec: telephony.md "Pbx ticket").
-    REJECT = "reject"
+    REJECT = enum.auto()
 
 
 _S, _I, _E = TicketState, TicketInput, TicketEffect
 
-#: ``(state, input) -> (side_effect, target)``. Every presentation of a ticket that is
-#: not valid-and-in-time is rejected; issuing is only ever from nothing, because a
-#: token minted twice is a bug of the caller.
+# spec: telephony.md "Pbx ticket" — a valid ticket presented in time is redeemed;
+# any other presentation (again, late, or of an identifier no ticket has) is rejected.
+_PRESENTATIONS = (_I.PRESENT_IN_TIME, _I.PRESENT_LATE)
+
+#: ``(state, input) -> (side_effect, target)``. Issuing is only ever from nothing,
+#: because a token minted twice is a bug of the caller.
 TRANSITIONS: dict[tuple[TicketState, TicketInput], tuple[TicketEffect, TicketState]] = {
     (_S.NONE, _I.ISSUE): (_E.STORE, _S.VALID),
-    (_S.NONE, _I.PRESENT_IN_TIME): (_E.REJECT, _S.REJECTED),
-    (_S.NONE, _I.PRESENT_LATE): (_E.REJECT, _S.REJECTED),
+    **{(state, presented): (_E.REJECT, _S.REJECTED)
+       for state in _S for presented in _PRESENTATIONS},
+    # The one presentation that redeems; a later key takes the earlier one's place.
     (_S.VALID, _I.PRESENT_IN_TIME): (_E.REDEEM, _S.REDEEMED),
-    (_S.VALID, _I.PRESENT_LATE): (_E.REJECT, _S.REJECTED),
-    (_S.REDEEMED, _I.PRESENT_IN_TIME): (_E.REJECT, _S.REJECTED),
-    (_S.REDEEMED, _I.PRESENT_LATE): (_E.REJECT, _S.REJECTED),
-    (_S.REJECTED, _I.PRESENT_IN_TIME): (_E.REJECT, _S.REJECTED),
-    (_S.REJECTED, _I.PRESENT_LATE): (_E.REJECT, _S.REJECTED),
 }
 
 

@@ -13,16 +13,18 @@ ID = "2026-11-27T01:10:00:000000"
 VERSION = "1.38.0"
 DESCRIPTION = "invitations to a project"
 
-STATEMENTS = [
-    f"""CREATE TABLE project_invitation (
+INVITATIONS = f"""CREATE TABLE project_invitation (
         {UUID_KEY},
         project_id uuid NOT NULL REFERENCES project (id) ON DELETE CASCADE,
         email text NOT NULL,
         invited_by uuid NOT NULL REFERENCES account (id) ON DELETE CASCADE,
         {CREATED_AT},
-        UNIQUE (project_id, email))""",
-    "CREATE INDEX project_invitation_email ON project_invitation (email)",
-]
+        UNIQUE (project_id, email))"""
+
+# An account's pending invitations are found by its email, across projects.
+BY_EMAIL = "CREATE INDEX project_invitation_email ON project_invitation (email)"
+
+STATEMENTS = [INVITATIONS, BY_EMAIL]
 
 
 forwards = sql_migration(ID, DESCRIPTION, STATEMENTS)

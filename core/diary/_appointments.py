@@ -93,20 +93,19 @@ class AppointmentEffect(enum.Enum):
 
 _S, _I, _E = AppointmentState, AppointmentInput, AppointmentEffect
 
+#: States in which an appointment holds its slot and may be changed: a moved
+#: appointment is changed as a booked one is.
+LIVE_STATES = frozenset((_S.BOOKED, _S.MOVED))
+
 #: ``(state, input) -> (side_effect, target)``.
 TRANSITIONS: dict[
     tuple[AppointmentState, AppointmentInput], tuple[AppointmentEffect, AppointmentState]
 ] = {
     (_S.NONE, _I.BOOK): (_E.NOTIFY_BOOKED, _S.BOOKED),
-    (_S.BOOKED, _I.MOVE): (_E.NOTIFY_MOVED, _S.MOVED),
-    (_S.BOOKED, _I.CANCEL): (_E.NOTIFY_CANCELLED, _S.CANCELLED),
-    (_S.MOVED, _I.MOVE): (_E.NOTIFY_MOVED, _S.MOVED),
-    (_S.MOVED, _I.CANCEL): (_E.NOTIFY_CANCELLED, _S.CANCELLED),
+    **{(live, _I.MOVE): (_E.NOTIFY_MOVED, _S.MOVED) for live in LIVE_STATES},
+    **{(live, _I.CANCEL): (_E.NOTIFY_CANCELLED, _S.CANCELLED) for live in LIVE_STATES},
     (_S.CANCELLED, _I.CANCEL): (_E.IGNORE, _S.CANCELLED),
 }
-
-#: States in which an appointment holds its slot and may be changed.
-LIVE_STATES = frozenset((_S.BOOKED, _S.MOVED))
 
 
 def transition(

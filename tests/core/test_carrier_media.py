@@ -17,19 +17,19 @@ from core.carrier_media import (
     MAX_MESSAGE_BYTES,
     CarrierConnection,
     CarrierStreamClient,
-    ClearAudio,
     CloseCode,
+    StreamState,
+)
+from core.carrier_media import (  # what the carrier's messages become
     DtmfReceived,
     MarkReceived,
     MediaReceived,
     MessageIgnored,
-    SendMark,
-    SendMedia,
     StreamConnected,
     StreamStarted,
-    StreamState,
     StreamStopped,
 )
+from core.carrier_media import ClearAudio, SendMark, SendMedia  # what this service sends
 from core.errors import LocalProtocolError, RemoteProtocolError
 
 SID = "MZ18ad3ab5a668481ce02b83e7395059f0"

@@ -23,7 +23,6 @@ from core.access import Reach
 from core.local_model import NOT_FOUND_TEXT
 from core.passages import Passage
 from core.pipeline import (
-    STEP_LIMIT_TEXT,
     AppToolPolicy,
     CallToolPolicy,
     CitationsFound,
@@ -299,7 +298,8 @@ async def test_a_model_that_keeps_asking_for_tools_is_stopped_by_the_step_budget
     requests = fake.chat_requests()
     assert len(requests) == services.pipeline.max_steps
     assert requests[-1]["tool_choice"] == "none"
-    assert events[-1].finish_reason == "tool_limit" and events[-1].text == STEP_LIMIT_TEXT
+    assert events[-1].finish_reason == "tool_limit" and events[-1].text == (
+        "I could not finish that request; please try asking in another way.")
 
 
 # -- upstream failures --------------------------------------------------------------------------
