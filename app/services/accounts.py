@@ -3,7 +3,9 @@
 Passwords are hashed with argon2id in a worker thread (hashing is deliberately slow and
 must not stall the event loop). Sign-in failures are counted in the database so the
 slow-down holds across server processes, and each attempt is reserved there before its
-password is checked (``app.services.sign_in_attempts``).
+password is checked (``app.services.sign_in_attempts``). Failed and slowed-down
+attempts are tallied in the audit trail by address and account, never with the email
+typed when no account has it: that field sometimes holds a password.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import anyio.to_thread
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from app.errors import Conflict, Unauthorized, Unprocessable
+from app.errors import Conflict, TooManyRequests, Unauthorized, Unprocessable
 from app.services.audit import AuditLog
 from app.services.auth_changes import AuthChanges
 from app.services import sign_in_attempts
@@ -185,13 +187,27 @@ class Accounts:
             # No stored address holds NUL (nor can PostgreSQL compare one): the sign-in
             # form's fields are not checked like a JSON body's.
             raise Unauthorized("Wrong email or password.", code="invalid_credentials")
-        await sign_in_attempts.reserve(email, address)
+        try:
+            await sign_in_attempts.reserve(email, address)
+        except TooManyRequests:
+            found = await Account.select(Account.id).where(Account.email == email).first()
+            await self._tally_sign_in("account.sign_in_slowed", found, address)
+            raise
         row = await Account.select().where(Account.email == email).first()
         valid = await password_matches(row["password_hash"] if row else _DUMMY_HASH, password)
         if not valid or row is None or row["deactivated_at"] is not None:
+            await self._tally_sign_in("account.sign_in_failed", row, address)
             raise Unauthorized("Wrong email or password.", code="invalid_credentials")
         await sign_in_attempts.succeeded(email)
         return row
+
+    async def _tally_sign_in(self, kind: str, account: dict[str, Any] | None,
+                             address: str) -> None:
+        # One entry per kind, address and account in each tally window, however many
+        # guesses: a stranger's attempts cannot flood the trail.
+        subject = str(account["id"]) if account else None
+        await self.audit.tally(kind, f"{address} {subject or 'unknown'}", subject=subject,
+                               data={"address": address})
 
     async def ensure_first_superadmin(self, email: str = "admin@localhost") -> str | None:
         """Create a superadmin when there is none; return its one-time password, which

@@ -28,6 +28,7 @@ ALWAYS_OPEN = {"timezone": "Europe/London", "slot_minutes": 30, "lead_minutes": 
 
 @pytest.fixture(scope="module", autouse=True)
 def accounts(console):
+    from app.errors import Unauthorized
     from app.services.accounts import Identity
 
     services = console.services
@@ -41,6 +42,9 @@ def accounts(console):
     for _ in range(3):
         console.run(services.audit.tally("telephony.signature.rejected", "203.0.113.9",
                                          data={"address": "203.0.113.9"}))
+    for email in (ANN, ANN, "nobody@example.org"):
+        with pytest.raises(Unauthorized):
+            console.run(services.accounts.authenticate(email, "a wrong guess", "198.51.100.7"))
     console.run(services.audit.record("agent.archived", actor=ann["id"],
                                       subject=str(uuid.uuid4()), data={"name": "Desk"}))
     for n in range(60):
@@ -130,6 +134,8 @@ def test_the_audit_trail_reads_as_sentences_and_filters(page, viewport):
     expect(page.get_by_role("button", name="Newer")).to_be_enabled()
     expect(entries).to_contain_text(f"{ROOT} created the Library Shelf 0")
     expect(entries).to_contain_text("3 failed carrier signatures from 203.0.113.9")
+    expect(entries).to_contain_text(f"2 failed sign-ins as {ANN} from 198.51.100.7")
+    expect(entries).to_contain_text("1 failed sign-in as an unknown email from 198.51.100.7")
     no_sideways_scroll(page)
 
     page.get_by_label("Actor").select_option(label=ANN)

@@ -23,12 +23,20 @@ const VERBS = { created: "created", changed: "changed", deleted: "deleted", arch
 
 const plural = (count, one, many) => `${count} ${count === 1 ? one : many}`;
 
+// Whose account a stranger tried and from where; an email no account has is not kept.
+const signInTarget = (e) =>
+  `as ${e.subject_name || (e.subject ? "a removed account" : "an unknown email")} from ${e.data.address || "an unknown address"}`;
+
 // Entries no one acted for: what a stranger or the clock caused, counted.
 const UNATTENDED = {
   "telephony.signature.rejected": (e) =>
     `${plural(e.occurrences, "failed carrier signature", "failed carrier signatures")} from ${e.data.address || "an unknown address"}`,
   "telephony.refused": (e) =>
     `${plural(e.occurrences, "call refused", "calls refused")}${e.data.reason ? ` (${String(e.data.reason).replaceAll("_", " ")})` : ""}${e.subject ? ` to ${e.subject}` : ""}`,
+  "account.sign_in_failed": (e) =>
+    `${plural(e.occurrences, "failed sign-in", "failed sign-ins")} ${signInTarget(e)}`,
+  "account.sign_in_slowed": (e) =>
+    `${plural(e.occurrences, "sign-in", "sign-ins")} refused while slowed down ${signInTarget(e)}`,
   "telephony.replayed": (e) => `${plural(e.occurrences, "repeated carrier request", "repeated carrier requests")} for a call`,
   "retention.swept": () => "The retention sweep removed old records",
   "telephony.retention.swept": () => "The retention sweep removed old call records",

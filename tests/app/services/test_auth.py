@@ -48,6 +48,38 @@ async def test_repeated_failures_for_one_account_are_slowed_down(api, services):
     assert refused.json()["error"]["code"] == "too_many_attempts"
 
 
+async def test_failed_and_slowed_sign_ins_are_tallied_by_account_and_address(api, services):
+    ann = await services.accounts.create("ann@example.org", PASSWORD)
+    boss = await api.as_new_user(services, "boss@example.org", role="admin")
+    bad = {"email": "ann@example.org", "password": "guess guess guess"}
+    statuses = [(await api.post("/api/auth/login", json=bad)).status_code for _ in range(8)]
+    # A password typed into the email field must not reach the trail.
+    await api.post("/api/auth/login", json={"email": "hunter2-typed-here",
+                                            "password": "guess guess guess"})
+    trail = (await api.get("/api/admin/audit", headers=boss)).json()["data"]
+    entries = {(e["kind"], e["subject_name"]): e for e in trail
+               if e["kind"].startswith("account.sign_in_")}
+    assert set(entries) == {("account.sign_in_failed", "ann@example.org"),
+                            ("account.sign_in_slowed", "ann@example.org"),
+                            ("account.sign_in_failed", None)}
+    failed = entries[("account.sign_in_failed", "ann@example.org")]
+    assert failed["subject"] == str(ann["id"]) and failed["actor_id"] is None
+    assert failed["occurrences"] == statuses.count(401)
+    assert entries[("account.sign_in_slowed", "ann@example.org")]["occurrences"] == (
+        statuses.count(429))
+    unknown = entries[("account.sign_in_failed", None)]
+    assert unknown["subject"] is None and unknown["occurrences"] == 1
+    assert set(unknown["data"]) == {"address"} and "hunter2" not in str(trail)
+
+
+async def test_a_right_password_adds_nothing_to_the_trail(api, services):
+    await services.accounts.create("ann@example.org", PASSWORD)
+    before = await services.audit.query()
+    answer = await api.post("/api/auth/login", json={"email": "ann@example.org",
+                                                     "password": PASSWORD})
+    assert answer.status_code == 200 and await services.audit.query() == before
+
+
 async def test_logout_ends_the_session(api, services):
     headers = await api.as_new_user(services, "ann@example.org")
     assert (await api.post("/api/auth/logout", headers=headers)).status_code == 204
