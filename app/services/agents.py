@@ -16,6 +16,7 @@ from app.errors import Conflict, NotFound, Unprocessable
 from app.services.access import owner_moves, parse_id, reach_of, require, visible
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
+from app.services.projects import project_names
 from app.services.providers import Providers
 from app.services.tool_offers import ToolOffers
 from app.tables import Agent, AgentLibrary, Library
@@ -28,7 +29,10 @@ class AgentUnavailable(NotFound, code="agent_unavailable"):
     """The agent exists and is reachable but archived."""
 
 
-def public_view(row: dict[str, Any], library_ids: list[UUID]) -> dict[str, Any]:
+def public_view(row: dict[str, Any], library_ids: list[UUID],
+                project_name: str | None = None) -> dict[str, Any]:
+    """An agent as the API shows it; ``project_name`` names the project it is in, so a
+    list can say so without looking the project up."""
     return {
         "id": str(row["id"]),
         "name": row["name"],
@@ -36,6 +40,7 @@ def public_view(row: dict[str, Any], library_ids: list[UUID]) -> dict[str, Any]:
         "model": row["model"],
         "owner_id": str(row["owner_id"]),
         "project_id": str(row["project_id"]) if row["project_id"] else None,
+        "project_name": project_name,
         "library_ids": [str(i) for i in library_ids],
         "tools": list(row["tools"] or ()),
         "tool_count": len(row["tools"] or ()),
@@ -60,8 +65,12 @@ class Agents:
         row = await Agent.select().where(Agent.id == parse_id(agent_id, "agent")).first()
         return require(reach, row, "agent")
 
-    async def view(self, row: dict[str, Any]) -> dict[str, Any]:
-        return public_view(row, await self.library_ids(row["id"]))
+    async def view(self, row: dict[str, Any],
+                   names: dict[UUID, str] | None = None) -> dict[str, Any]:
+        """The agent's view; ``names`` are its project's name by id when already known."""
+        if names is None:
+            names = await project_names([row["project_id"]])
+        return public_view(row, await self.library_ids(row["id"]), names.get(row["project_id"]))
 
     async def get(self, identity: Identity, agent_id: str) -> dict[str, Any]:
         return await self.view(await self._row(await reach_of(identity), agent_id))
@@ -81,7 +90,9 @@ class Agents:
             query = query.where(clause)
         if not include_archived:
             query = query.where(Agent.archived_at.is_null())
-        return [await self.view(row) for row in await query]
+        rows = await query
+        names = await project_names(row["project_id"] for row in rows)
+        return [await self.view(row, names) for row in rows]
 
     async def listed_for(self, reach: Reach) -> list[dict[str, Any]]:
         """Callable agents the reach covers (for /v1/models)."""

@@ -36,6 +36,7 @@ from app.errors import (NotFound, PayloadTooLarge, ServiceUnavailable, Unprocess
 from app.services.access import owner_moves, parse_id, reach_of, require, visible
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
+from app.services.projects import project_names
 from app.tables import Document, Library, Project
 from core import documents
 from core.access import Reach
@@ -77,13 +78,17 @@ _CORRECTION_SIMILARITY = 0.4
 _OVERFETCH = 3
 
 
-def library_view(row: dict[str, Any], document_count: int = 0) -> dict[str, Any]:
+def library_view(row: dict[str, Any], document_count: int = 0,
+                 project_name: str | None = None) -> dict[str, Any]:
+    """A Library as the API shows it; ``project_name`` names the project it is in, so a
+    list can say so without looking the project up."""
     return {
         "id": str(row["id"]),
         "name": row["name"],
         "description": row["description"],
         "owner_id": str(row["owner_id"]),
         "project_id": str(row["project_id"]) if row["project_id"] else None,
+        "project_name": project_name,
         "document_count": document_count,
         "created_at": row["created_at"].isoformat(),
     }
@@ -195,9 +200,12 @@ class Libraries:
             Document.library_id.is_in(library_ids)).group_by(Document.library_id)
         return {row["library_id"]: row["count"] for row in rows}
 
-    async def _view(self, row: dict[str, Any]) -> dict[str, Any]:
-        counts = await self._document_counts([row["id"]])
-        return library_view(row, counts.get(row["id"], 0))
+    async def _views(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows' views, their document counts and project names read once for all."""
+        counts = await self._document_counts([row["id"] for row in rows])
+        names = await project_names(row["project_id"] for row in rows)
+        return [library_view(row, counts.get(row["id"], 0), names.get(row["project_id"]))
+                for row in rows]
 
     async def list(self, identity: Identity) -> list[dict[str, Any]]:
         """The Libraries the caller reaches, by name."""
@@ -205,12 +213,11 @@ class Libraries:
         clause = visible(Library, await reach_of(identity))
         if clause is not None:
             query = query.where(clause)
-        rows = await query
-        counts = await self._document_counts([row["id"] for row in rows])
-        return [library_view(row, counts.get(row["id"], 0)) for row in rows]
+        return await self._views(await query)
 
     async def get(self, identity: Identity, library_id: str | UUID) -> dict[str, Any]:
-        return await self._view(await self._library(await reach_of(identity), library_id))
+        [view] = await self._views([await self._library(await reach_of(identity), library_id)])
+        return view
 
     async def create(self, identity: Identity, *, name: str, description: str = "",
                      project_id: str | UUID | None = None) -> dict[str, Any]:

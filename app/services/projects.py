@@ -12,6 +12,7 @@ put in a project, with its agents in their lists, without agreeing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
 
@@ -167,6 +168,16 @@ class Projects:
         if row is None:
             raise NotFound("No such invitation.")
         return row
+
+
+async def project_names(project_ids: Iterable[UUID | None]) -> dict[UUID, str]:
+    """The names of the given projects by id (None, for nothing in a project, is
+    passed over): what an agent's or Library's view shows of the project it is in."""
+    wanted = {pid for pid in project_ids if pid is not None}
+    if not wanted:
+        return {}
+    rows = await Project.select(Project.id, Project.name).where(Project.id.is_in(list(wanted)))
+    return {row["id"]: row["name"] for row in rows}
 
 
 def _manages(identity: Identity, project: dict[str, Any]) -> bool:

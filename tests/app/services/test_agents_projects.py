@@ -105,6 +105,27 @@ async def test_project_members_reach_what_the_project_holds(api, services):
     assert renamed.status_code == 404
 
 
+async def test_an_agent_names_the_project_it_is_in(api, services):
+    """So a member's list tells a shared agent from their own, and an owner who has
+    left the project still sees where their agent is."""
+    ann, bob, project, agent = await _clinic(api, services)
+    bobs = (await api.post("/api/agents", headers=bob, json={
+        "name": "Bob's", "model": "local"})).json()
+    assert (agent["project_name"], bobs["project_name"]) == ("Clinic", None)
+    await api.patch(f"/api/projects/{project['id']}", headers=ann, json={"name": "Surgery"})
+    listed = (await api.get("/api/agents", headers=bob)).json()["data"]
+    assert {a["name"]: a["project_name"] for a in listed} == {"Shared": "Surgery",
+                                                             "Bob's": None}
+    bobs_url = f"/api/agents/{bobs['id']}"
+    await api.patch(bobs_url, headers=bob, json={"project_id": project["id"]})
+    bob_id = (await _me(api, bob))["id"]
+    await api.delete(f"/api/projects/{project['id']}/members/{bob_id}", headers=ann)
+    listed = (await api.get("/api/agents", headers=bob)).json()["data"]
+    assert [(a["name"], a["project_name"]) for a in listed] == [("Bob's", "Surgery")]
+    detached = await api.patch(bobs_url, headers=bob, json={"project_id": None})
+    assert (detached.json()["project_id"], detached.json()["project_name"]) == (None, None)
+
+
 async def test_adding_a_member_does_not_tell_whether_the_email_has_an_account(
         api, services):
     ann = await api.as_new_user(services, "ann@example.org")

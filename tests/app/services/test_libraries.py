@@ -133,6 +133,21 @@ async def test_project_members_reach_the_project_s_library(api, services, ann, b
     assert (await api.get(f"/api/libraries/{library['id']}", headers=carl)).status_code == 404
 
 
+async def test_a_library_names_the_project_it_is_in(api, ann, bob):
+    """So a member's list tells a shared Library from their own."""
+    project = (await api.post("/api/projects", headers=ann, json={"name": "Surgery"})).json()
+    await api.join_project(ann, bob, project["id"])
+    shared = await new_library(api, ann, project_id=project["id"])
+    await new_library(api, bob, name="Mine")
+    assert shared["project_name"] == "Surgery"
+    listed = (await api.get("/api/libraries", headers=bob)).json()["data"]
+    assert {entry["name"]: entry["project_name"] for entry in listed} == {
+        "Clinic": "Surgery", "Mine": None}
+    detached = await api.patch(f"/api/libraries/{shared['id']}", headers=ann,
+                               json={"project_id": None})
+    assert (detached.json()["project_id"], detached.json()["project_name"]) == (None, None)
+
+
 async def test_a_library_joins_only_a_project_its_creator_reaches(api, ann, bob):
     project = (await api.post("/api/projects", headers=ann, json={"name": "Surgery"})).json()
     response = await api.post("/api/libraries", headers=bob,
