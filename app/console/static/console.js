@@ -271,6 +271,31 @@ export function formMode(prefix, edited, { heading, create, save }) {
   $(`#${prefix}-cancel`).hidden = edited === null;
 }
 
+// Which listed item such a form (#<prefix>-form) edits: ``editing`` holds it, or null
+// while the form creates one.
+export class EditedItem {
+  constructor(prefix, words) {
+    this.prefix = prefix;
+    this.words = words;
+    this.editing = null;
+  }
+
+  // The form edits ``item``, named ``name`` in its heading.
+  edit(item, name) {
+    this.editing = item;
+    formMode(this.prefix, name, this.words);
+  }
+
+  // The form emptied and back to creating; what it was editing, if anything.
+  stop() {
+    const edited = this.editing;
+    this.editing = null;
+    $(`#${this.prefix}-form`).reset();
+    formMode(this.prefix, null, this.words);
+    return edited;
+  }
+}
+
 // Fill a table body: one row per item, one cell per column ({label, value, num}).
 export function fillRows(tbody, items, columns, empty = "Nothing yet.") {
   const focused = tbody.contains(document.activeElement);

@@ -1,10 +1,10 @@
 // Setup → Providers (administrators): register, edit, refresh the model list, enable
 // or disable, delete. Keys are write-only: a key left empty on edit keeps the stored one.
-import { $, api, confirmAction, el, fillRows, formMode, guarded, onSubmit, say, start, warn } from "/static/console.js";
+import { $, api, confirmAction, EditedItem, el, fillRows, guarded, onSubmit, say, start, warn } from "/static/console.js";
 
 const PATH = "/api/admin/providers";
-let editing = null;
 const FORM_WORDS = { heading: "Register a provider", create: "Register provider", save: "Save provider" };
+const form = new EditedItem("provider", FORM_WORDS);
 
 function button(label, aria, action, kind = "secondary") {
   return el("button", { type: "button", class: kind, "aria-label": aria, onclick: guarded(action) }, label);
@@ -34,7 +34,7 @@ async function load() {
         button("Delete", `Delete ${p.name}`, async () => {
           if (!(await confirmAction(`Delete the provider ${p.name}? Agents using its models stop answering.`))) return;
           await api("DELETE", `${PATH}/${encodeURIComponent(p.id)}`);
-          if (editing && editing.id === p.id) stopEditing();
+          if (form.editing && form.editing.id === p.id) stopEditing();
           await load();
           say(`${p.name} is deleted.`);
         }, "danger")) },
@@ -48,23 +48,18 @@ function focusRow(id) {
 }
 
 function edit(provider) {
-  editing = provider;
+  form.edit(provider, provider.name);
   $("#p-name").value = provider.name;
   $("#p-url").value = provider.base_url;
   $("#p-key").value = "";
   $("#p-key-hint").textContent = provider.api_key_set ? "empty: keep the stored key" : "empty: no key, as now";
   $("#p-models").value = provider.models.join("\n");
-  formMode("provider", provider.name, FORM_WORDS);
   $("#p-name").focus();
 }
 
 function stopEditing() {
-  const edited = editing;
-  editing = null;
-  $("#provider-form").reset();
   $("#p-key-hint").textContent = "";
-  formMode("provider", null, FORM_WORDS);
-  return edited;
+  return form.stop();
 }
 
 $("#provider-cancel").addEventListener("click", () => {
@@ -77,6 +72,7 @@ const listed = (models) => [...new Set(models)].sort().join("\n");
 
 // Only what the form changed: a key left empty keeps the stored one.
 function changes(body) {
+  const { editing } = form;
   const changed = {};
   if (body.name !== editing.name) changed.name = body.name;
   if (body.base_url !== editing.base_url) changed.base_url = body.base_url;
@@ -97,7 +93,7 @@ onSubmit($("#provider-form"), async (values) => {
   const body = { name: values.name, base_url: values.base_url,
     models: (values.models || "").split("\n").map((m) => m.trim()).filter(Boolean) };
   if (values.api_key) body.api_key = values.api_key;
-  const edited = editing;
+  const edited = form.editing;
   const provider = edited ? await api("PATCH", `${PATH}/${encodeURIComponent(edited.id)}`, changes(body))
     : await api("POST", PATH, body);
   stopEditing();
