@@ -1,7 +1,7 @@
 """Projects: shared spaces whose members reach the agents and Libraries they hold.
 
 The owner and administrators manage a project and its members; members reach what it
-holds. Anyone else gets 404.
+holds, and may leave it. Anyone else gets 404.
 
 Joining takes two people: a manager invites an email, and the account with that email
 accepts (``/api/me/invitations``). An invitation is kept for any well-formed email,
@@ -45,6 +45,7 @@ class Projects:
             ProjectMember.account_id, ProjectMember.account_id.email).where(
             ProjectMember.project_id == row["id"])
         view = {"id": str(row["id"]), "name": row["name"], "owner_id": str(row["owner_id"]),
+                "owner_email": row["owner_email"],
                 "created_at": row["created_at"].isoformat(),
                 "members": [{"account_id": str(m["account_id"]),
                              "email": m["account_id.email"]} for m in members]}
@@ -59,7 +60,7 @@ class Projects:
     async def _reachable(self, identity: Identity, project_id: str | UUID) -> dict[str, Any]:
         pid = parse_id(project_id, "project")
         reach = await reach_of(identity)
-        row = await Project.select().where(Project.id == pid).first()
+        row = await _projects().where(Project.id == pid).first()
         if row is None or not (reach.is_admin or pid in reach.project_ids):
             raise NotFound("No such project.")
         return row
@@ -72,7 +73,7 @@ class Projects:
 
     async def list(self, identity: Identity) -> list[dict[str, Any]]:
         reach = await reach_of(identity)
-        query = Project.select().order_by(Project.name)
+        query = _projects().order_by(Project.name)
         if not reach.is_admin:
             if not reach.project_ids:
                 return []
@@ -120,8 +121,14 @@ class Projects:
                                 subject=str(row["id"]), data={"email": withdrawn["email"]})
 
     async def remove_member(self, identity: Identity, project_id: str, account_id: str) -> None:
-        row = await self._managed(identity, project_id)
+        """A manager removes a member; a member may remove only themselves (leave)."""
+        leaving = parse_id(account_id, "member") == identity.account_id
+        row = await (self._reachable if leaving else self._managed)(identity, project_id)
         await _take_out(ProjectMember, ProjectMember.account_id, row["id"], account_id, "member")
+        if leaving:
+            await self.audit.record("project.left", actor=identity.account_id,
+                                    subject=str(row["id"]))
+            return
         await self.audit.record("project.member_removed", actor=identity.account_id,
                                 subject=str(row["id"]), data={"account_id": account_id})
 
@@ -178,6 +185,11 @@ async def project_names(project_ids: Iterable[UUID | None]) -> dict[UUID, str]:
         return {}
     rows = await Project.select(Project.id, Project.name).where(Project.id.is_in(list(wanted)))
     return {row["id"]: row["name"] for row in rows}
+
+
+def _projects() -> Any:
+    """A select of projects with their owner's email, which every view shows."""
+    return Project.select(*Project.all_columns(), Project.owner_id.email.as_alias("owner_email"))
 
 
 def _manages(identity: Identity, project: dict[str, Any]) -> bool:

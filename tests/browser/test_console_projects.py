@@ -1,7 +1,8 @@
 """The Projects screen in a browser, as an owner and the colleagues they invite: a
 project created and a colleague's email invited; the colleague, signed in elsewhere,
 accepts and sees the project as a plain member, with no button to manage it; the owner
-removes them. An invitation declined by its invitee, another withdrawn by the owner, a
+removes them; another member reads who owns a project and leaves it. An invitation
+declined by its invitee, another withdrawn by the owner, a
 refused email shown beside its field, a project renamed and deleted. A removal leaves
 the keyboard on its list's heading; at a phone's and a laptop's width nothing scrolls
 sideways and axe-core finds no serious or critical problem.
@@ -147,6 +148,24 @@ def test_an_invitation_declined_by_its_invitee_and_one_withdrawn_by_the_owner(br
             f"The invitation of {NOBODY} is withdrawn.", "Invited to Front desk rota")
         expect(invited).to_contain_text("Nobody is invited.")
     assert console.run(projects.get(accounts[OWNER], project["id"]))["invitations"] == []
+
+
+def test_a_member_sees_the_owner_and_leaves(browser, console, accounts):
+    projects = console.services.projects
+    project = console.run(projects.create(accounts[OWNER], "Lunch cover"))
+    console.run(projects.invite(accounts[OWNER], project["id"], COLLEAGUE))
+    [invitation] = [i for i in console.run(projects.invitations(accounts[COLLEAGUE]))
+                    if i["project_id"] == project["id"]]
+    console.run(projects.accept(accounts[COLLEAGUE], invitation["id"]))
+
+    with tab_of(browser, console, "phone") as colleague:
+        open_projects(colleague, COLLEAGUE)
+        colleague.get_by_role("button", name="Members of Lunch cover").click()
+        expect(colleague.locator("#members-note")).to_contain_text(f"Its owner is {OWNER}.")
+        removed_from_the_keyboard(colleague, colleague.get_by_role(
+            "button", name="Leave Lunch cover"), "You have left Lunch cover.", "Your projects")
+        expect(colleague.locator("#projects")).not_to_contain_text("Lunch cover")
+    assert project["id"] not in {p["id"] for p in console.run(projects.list(accounts[COLLEAGUE]))}
 
 
 def test_refusals_beside_their_field_and_a_project_renamed_then_deleted(browser, console):

@@ -19,7 +19,7 @@ const VERBS = { created: "created", changed: "changed", deleted: "deleted", arch
   added: "added", reset: "reset", set: "set", cleared: "cleared", member_added: "added a member to",
   member_removed: "removed a member from", member_invited: "invited someone to",
   invitation_withdrawn: "withdrew an invitation to", invitation_declined: "declined an invitation to",
-  joined: "joined", talked: "talked in text to" };
+  joined: "joined", left: "left", talked: "talked in text to" };
 
 const plural = (count, one, many) => `${count} ${count === 1 ? one : many}`;
 

@@ -58,17 +58,23 @@ async function accept(invitation) {
   say(`You are a member of ${project.name}.`);
 }
 
-// A plain member may open a project to see who is in it; only those who manage it may
-// rename or delete it.
+// A plain member may open a project to see who is in it, and leave it; only those who
+// manage it may rename or delete it.
 function projectActions(project) {
   const members = button("Members", `Members of ${project.name}`, () => openProject(project));
-  if (!manages(project)) return members;
+  if (!manages(project)) return [members, leaveButton(project)];
   return [members,
     el("button", { type: "button", class: "secondary", "aria-label": `Rename ${project.name}`,
       "data-rename": project.id, onclick: () => rename(project) }, "Rename"),
     button("Delete", `Delete ${project.name}`, () => removeOnceConfirmed(
       `Delete the project ${project.name}? Its agents and Libraries stay with their owners; its members no longer reach them.`,
       projectPath(project), `${project.name} is deleted.`), "danger")];
+}
+
+function leaveButton(project) {
+  return button("Leave", `Leave ${project.name}`, () => removeOnceConfirmed(
+    `Leave ${project.name}? You no longer reach what it holds; only a new invitation lets you return.`,
+    `${projectPath(project)}/members/${encodeURIComponent(me)}`, `You have left ${project.name}.`), "danger");
 }
 
 async function loadProjects() {
@@ -94,9 +100,10 @@ async function load() {
 
 function showMembers(project, managing) {
   $("#members-heading").textContent = `Members of ${project.name}`;
-  $("#members-note").textContent = managing
+  const owner = `Its owner is ${project.owner_email}. `;
+  $("#members-note").textContent = owner + (managing
     ? "Members reach what the project holds. A member removed loses that at once and needs a new invitation to return."
-    : "You are a member: you reach what it holds. Only its owner or an administrator renames or deletes it, invites or removes members.";
+    : "You are a member: you reach what it holds, and may leave. Only its owner or an administrator renames or deletes it, invites or removes members.");
   $("#members-actions").hidden = !managing;
   const remove = { value: (member) => removeButton(project, member) };
   fillRows($("#members"), project.members, [{ value: (m) => m.email }, ...(managing ? [remove] : [])],

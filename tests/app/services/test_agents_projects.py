@@ -1,5 +1,7 @@
 """Agents and projects, and the one access rule over them."""
 
+from uuid import UUID
+
 import pytest
 
 from app.tables import Agent, Library
@@ -103,6 +105,25 @@ async def test_project_members_reach_what_the_project_holds(api, services):
     # A member reaches the project but does not manage it.
     renamed = await api.patch(f"/api/projects/{project['id']}", headers=bob, json={"name": "x"})
     assert renamed.status_code == 404
+
+
+async def test_a_member_may_leave_but_removes_nobody_else(api, services):
+    ann, bob, project, agent = await _clinic(api, services)
+    carol = await api.as_new_user(services, "carol@example.org")
+    await api.join_project(ann, carol, project["id"])
+    members = f"/api/projects/{project['id']}/members"
+    bob_id, carol_id = (await _me(api, bob))["id"], (await _me(api, carol))["id"]
+    seen = (await api.get(f"/api/projects/{project['id']}", headers=bob)).json()
+    assert seen["owner_email"] == "ann@example.org"
+    assert (await api.delete(f"{members}/{carol_id}", headers=bob)).status_code == 404
+    assert (await api.delete(f"{members}/{bob_id}", headers=bob)).status_code == 204
+    assert (await api.get(f"/api/agents/{agent['id']}", headers=bob)).status_code == 404
+    assert (await api.get("/api/projects", headers=bob)).json()["data"] == []
+    assert (await api.delete(f"{members}/{bob_id}", headers=bob)).status_code == 404
+    left = await services.audit.query(kind="project.left")
+    assert [(e["actor_id"], e["subject"]) for e in left] == [(UUID(bob_id), project["id"])]
+    remaining = (await api.get(f"/api/projects/{project['id']}", headers=ann)).json()
+    assert [m["email"] for m in remaining["members"]] == ["carol@example.org"]
 
 
 async def test_an_agent_names_the_project_it_is_in(api, services):
