@@ -1,11 +1,14 @@
-// Setup → Agents: create, edit (attach Libraries, choose tools), archive, and call it.
+// Setup → Agents: create, edit (attach Libraries, choose tools, share in a project),
+// archive, and call it.
 import { agentUse } from "/static/agent_use.js";
 import { chosenTools, loadTools, showTools } from "/static/agent_tools.js";
 import { $, api, confirmAction, el, fillRows, formMode, guarded, onSubmit, options, say, start } from "/static/console.js";
+import { ProjectChoice, projectOf } from "/static/project_choice.js";
 
 let editing = null;
 const FORM_WORDS = { heading: "Create an agent", create: "Create agent", save: "Save agent" };
 const libraries = new Map();
+const project = new ProjectChoice($("#a-project"), $("#a-project-hint"));
 
 function chosenLibraries() {
   return [...document.querySelectorAll("#a-libraries input:checked")].map((box) => box.value);
@@ -17,6 +20,7 @@ async function load() {
     { value: (a) => a.name },
     { value: (a) => a.model },
     { value: (a) => a.library_ids.map((id) => libraries.get(id) || id).join(", ") || "none" },
+    { value: projectOf },
     { value: (a) => a.tool_count, num: true },
     { value: (a) => el("div", { class: "actions" },
         el("a", { href: `/chat?agent=${encodeURIComponent(a.id)}`, "aria-label": `Try it: ${a.name} in the chat` }, "Try it"),
@@ -39,6 +43,7 @@ function edit(agent) {
   $("#a-instructions").value = agent.instructions;
   for (const box of document.querySelectorAll("#a-libraries input")) box.checked = agent.library_ids.includes(box.value);
   showTools(agent.tools);
+  project.show(agent);
   formMode("agent", agent.name, FORM_WORDS);
   $("#a-name").focus();
 }
@@ -47,6 +52,7 @@ function stopEditing() {
   editing = null;
   $("#agent-form").reset();
   showTools();
+  project.show(null);
   formMode("agent", null, FORM_WORDS);
 }
 
@@ -54,7 +60,7 @@ $("#agent-cancel").addEventListener("click", stopEditing);
 
 onSubmit($("#agent-form"), async (values) => {
   const body = { name: values.name, model: values.model, instructions: values.instructions || "",
-    library_ids: chosenLibraries(), tools: chosenTools() };
+    library_ids: chosenLibraries(), tools: chosenTools(), ...project.change(editing) };
   if (editing) await api("PATCH", `/api/agents/${encodeURIComponent(editing.id)}`, body);
   else await api("POST", "/api/agents", body);
   stopEditing();
@@ -73,5 +79,6 @@ start(async () => {
     el("input", { type: "checkbox", id: `lib-${lib.id}`, value: lib.id, "data-list": "library_ids" }), " ",
     el("label", { class: "inline", for: `lib-${lib.id}` }, lib.name))) : [el("p", { class: "muted" }, "No Libraries yet.")]));
   await loadTools();
+  await project.load();
   await load();
 });

@@ -1,10 +1,15 @@
-// Setup → Libraries: create, delete, and upload documents (sent as the file itself,
-// its media type from its name, its title in ?title=); each document is listed with
-// the start of its text, its size in units and whether searches can find it.
-import { $, api, confirmAction, el, fillRows, guarded, invalid, onSubmit, say, start, when } from "/static/console.js";
+// Setup → Libraries: create, edit (name, description, project), delete, and upload
+// documents (sent as the file itself, its media type from its name, its title in
+// ?title=); each document is listed with the start of its text, its size in units and
+// whether searches can find it.
+import { $, api, confirmAction, EditedItem, el, fillRows, guarded, invalid, onSubmit, say, start, when } from "/static/console.js";
+import { ProjectChoice, projectOf } from "/static/project_choice.js";
 import { byteSize } from "/static/sizes.js";
 
 let open = null;
+const FORM_WORDS = { heading: "Create a Library", create: "Create Library", save: "Save Library" };
+const form = new EditedItem("library", FORM_WORDS);  // the Library it edits, if any
+const project = new ProjectChoice($("#lib-project"), $("#lib-project-hint"));
 const TYPES = { md: "text/markdown", markdown: "text/markdown", html: "text/html", htm: "text/html" };
 
 function mediaType(file) {
@@ -17,13 +22,16 @@ async function load() {
   fillRows($("#libraries"), data, [
     { value: (l) => l.name },
     { value: (l) => l.description },
+    { value: projectOf },
     { value: (l) => l.document_count, num: true },
     { value: (l) => el("div", { class: "actions" },
         el("button", { type: "button", class: "secondary", "aria-label": `Documents of ${l.name}`, onclick: guarded(() => show(l)) }, "Documents"),
+        el("button", { type: "button", class: "secondary", "aria-label": `Edit ${l.name}`, onclick: () => edit(l) }, "Edit"),
         el("button", { type: "button", class: "danger", "aria-label": `Delete ${l.name}`, onclick: guarded(async () => {
           if (!(await confirmAction(`Delete the Library ${l.name} and all its documents?`))) return;
           await api("DELETE", `/api/libraries/${encodeURIComponent(l.id)}`);
           if (open && open.id === l.id) $("#documents-card").hidden = true;
+          if (form.editing && form.editing.id === l.id) stopEditing();
           await load();
           say(`${l.name} is deleted.`);
         }) }, "Delete")) },
@@ -57,12 +65,45 @@ async function show(library) {
   $("#documents-card").hidden = false;
 }
 
+function edit(library) {
+  form.edit(library, library.name);
+  $("#lib-name").value = library.name;
+  $("#lib-description").value = library.description;
+  project.show(library);
+  $("#lib-name").focus();
+}
+
+function stopEditing() {
+  form.stop();
+  project.show(null);
+}
+
+$("#library-cancel").addEventListener("click", stopEditing);
+
+// Only what the form changed: the API changes only the fields sent.
+function changes(library, values) {
+  const changed = project.change(library);
+  for (const field of ["name", "description"]) {
+    const value = values[field] || "";
+    if (value !== library[field]) changed[field] = value;
+  }
+  return changed;
+}
+
+async function save(values) {
+  const edited = form.editing;
+  if (edited) return api("PATCH", `/api/libraries/${encodeURIComponent(edited.id)}`, changes(edited, values));
+  return api("POST", "/api/libraries", { name: values.name, description: values.description || "",
+    ...project.change(null) });
+}
+
 onSubmit($("#library-form"), async (values) => {
-  const library = await api("POST", "/api/libraries", values);
-  $("#library-form").reset();
+  const created = !form.editing;
+  const library = await save(values);
+  stopEditing();
   await load();
-  await show(library);
-  say(`${library.name} is created; upload its documents below.`);
+  if (created || (open && open.id === library.id)) await show(library);
+  say(created ? `${library.name} is created; upload its documents below.` : `${library.name} is saved.`);
 });
 
 onSubmit($("#upload"), async (values) => {
@@ -78,4 +119,7 @@ onSubmit($("#upload"), async (values) => {
   say(`${title} is uploaded.`);
 });
 
-start(load);
+start(async () => {
+  await project.load();
+  await load();
+});
