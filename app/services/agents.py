@@ -16,7 +16,7 @@ from app.errors import Conflict, NotFound, Unprocessable
 from app.services.access import owner_moves, parse_id, reach_of, require, visible
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
-from app.services.projects import project_names
+from app.services.projects import placement, project_names
 from app.services.providers import Providers
 from app.services.tool_offers import ToolOffers
 from app.tables import Agent, AgentLibrary, Library
@@ -31,16 +31,12 @@ class AgentUnavailable(NotFound, code="agent_unavailable"):
 
 def public_view(row: dict[str, Any], library_ids: list[UUID],
                 project_name: str | None = None) -> dict[str, Any]:
-    """An agent as the API shows it; ``project_name`` names the project it is in, so a
-    list can say so without looking the project up."""
     return {
         "id": str(row["id"]),
         "name": row["name"],
         "instructions": row["instructions"],
         "model": row["model"],
-        "owner_id": str(row["owner_id"]),
-        "project_id": str(row["project_id"]) if row["project_id"] else None,
-        "project_name": project_name,
+        **placement(row, project_name),
         "library_ids": [str(i) for i in library_ids],
         "tools": list(row["tools"] or ()),
         "tool_count": len(row["tools"] or ()),

@@ -36,7 +36,7 @@ from app.errors import (NotFound, PayloadTooLarge, ServiceUnavailable, Unprocess
 from app.services.access import owner_moves, parse_id, reach_of, require, visible
 from app.services.accounts import Identity
 from app.services.audit import AuditLog
-from app.services.projects import project_names
+from app.services.projects import placement, project_names
 from app.tables import Document, Library, Project
 from core import documents
 from core.access import Reach
@@ -80,15 +80,11 @@ _OVERFETCH = 3
 
 def library_view(row: dict[str, Any], document_count: int = 0,
                  project_name: str | None = None) -> dict[str, Any]:
-    """A Library as the API shows it; ``project_name`` names the project it is in, so a
-    list can say so without looking the project up."""
     return {
         "id": str(row["id"]),
         "name": row["name"],
         "description": row["description"],
-        "owner_id": str(row["owner_id"]),
-        "project_id": str(row["project_id"]) if row["project_id"] else None,
-        "project_name": project_name,
+        **placement(row, project_name),
         "document_count": document_count,
         "created_at": row["created_at"].isoformat(),
     }

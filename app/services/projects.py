@@ -187,6 +187,16 @@ async def project_names(project_ids: Iterable[UUID | None]) -> dict[UUID, str]:
     return {row["id"]: row["name"] for row in rows}
 
 
+def placement(row: dict[str, Any], project_name: str | None) -> dict[str, Any]:
+    """Where an agent or a Library stands, as its view shows it: whose it is, and the
+    project it is in by id and by name (both None when it is in none). The name is
+    there so a list says where each thing is without looking each project up, and an
+    owner who has left the project still reads where their thing is."""
+    return {"owner_id": str(row["owner_id"]),
+            "project_id": str(row["project_id"]) if row["project_id"] else None,
+            "project_name": project_name}
+
+
 def _projects() -> Any:
     """A select of projects with their owner's email, which every view shows."""
     return Project.select(*Project.all_columns(), Project.owner_id.email.as_alias("owner_email"))
