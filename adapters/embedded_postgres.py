@@ -4,15 +4,24 @@ Used when ``database.url`` is unset: the cluster lives under ``{data_dir}/pg``, 
 created on first start, reused on the next, and stopped when the last process that
 started it stops it. The server listens on a Unix socket inside the data directory
 only, so nothing else on the machine can reach it over TCP.
+
+Refused before anything starts: a data directory made by another PostgreSQL major
+version than the wheel's (that server would not read it, and its own error says nothing
+of how to move the data), and, for root, one another user owns (as root, pgserver runs
+PostgreSQL as a user of its own and hands it the data directory, which its owner's svc
+could then no longer start).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import pwd
 import tempfile
 import warnings
 from pathlib import Path
+
+from adapters.postgres_programs import data_major_version, server_major_version
 
 log = logging.getLogger("svc.postgres")
 
@@ -26,6 +35,27 @@ class EmbeddedPostgresError(Exception):
     """The embedded server could not be started; the message says why."""
 
 
+class DataVersionMismatch(EmbeddedPostgresError):
+    """The data directory was made by another PostgreSQL major version than the
+    wheel's server, which cannot read it."""
+
+    def __init__(self, pgdata: Path, data_version: str, server_version: str) -> None:
+        super().__init__(f"the data in {pgdata} is PostgreSQL {data_version}'s and this "
+                         f"server is PostgreSQL {server_version}, which cannot read it")
+        self.pgdata = pgdata
+        self.data_version = data_version
+        self.server_version = server_version
+
+
+class DataOwnedByAnother(EmbeddedPostgresError):
+    """Root was asked to start a data directory another user's svc runs."""
+
+    def __init__(self, pgdata: Path, owner: str) -> None:
+        super().__init__(f"the data in {pgdata} belongs to the user {owner}: run svc as "
+                         f"{owner} (sudo -u {owner} ...), not as root, which would take "
+                         f"it from {owner}")
+
+
 class EmbeddedPostgres:
     """Start with :meth:`start` (returns the DSN), stop with :meth:`stop`."""
 
@@ -34,6 +64,8 @@ class EmbeddedPostgres:
         self._server = None
 
     def start(self) -> str:
+        self._refuse_another_owner()
+        self._refuse_another_major_version()
         # pgserver keeps a lock file under XDG_RUNTIME_DIR, and puts the socket there when
         # the data directory's path is too long for one (a Unix socket's path has at most
         # 107 bytes). Give it a short private one when the session has none, instead of
@@ -52,6 +84,19 @@ class EmbeddedPostgres:
         log.info("embedded PostgreSQL ready", extra={"pgdata": str(self.pgdata)})
         return self._server.get_uri()
 
+    def _refuse_another_owner(self) -> None:
+        if os.geteuid() != 0 or not self.pgdata.exists():
+            return
+        owner = self.pgdata.stat().st_uid
+        if owner in (0, _uid_of(PGSERVER_USER)):
+            return
+        raise DataOwnedByAnother(self.pgdata, _name_of(owner))
+
+    def _refuse_another_major_version(self) -> None:
+        data_version = data_major_version(self.pgdata)
+        if data_version is not None and data_version != server_major_version():
+            raise DataVersionMismatch(self.pgdata, data_version, server_major_version())
+
     def dsn(self, database: str = "postgres") -> str:
         assert self._server is not None, "start() first"
         return self._server.get_uri(database)
@@ -61,6 +106,24 @@ class EmbeddedPostgres:
             self._server.cleanup()
             self._server = None
             log.info("embedded PostgreSQL stopped")
+
+
+#: The user pgserver runs PostgreSQL as when started by root.
+PGSERVER_USER = "pgserver"
+
+
+def _uid_of(name: str) -> int | None:
+    try:
+        return pwd.getpwnam(name).pw_uid
+    except KeyError:
+        return None
+
+
+def _name_of(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
 
 
 def private_runtime_dir() -> Path:

@@ -1,4 +1,5 @@
-"""The ``svc`` command: serve, migrate, and account administration from a terminal.
+"""The ``svc`` command: serve, migrate, back up and restore the database, and account
+administration from a terminal.
 
 Exit codes follow sysexits: 64 usage, 65 bad input, 69 address in use, 73 data
 directory not writable, 78 configuration error, 1 anything else. Every refusal is one
@@ -97,17 +98,32 @@ def _listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def embedded_pgdata(boot: boot_config.BootConfig) -> Path:
+    """Where the embedded PostgreSQL keeps its cluster."""
+    return boot.data_dir / "pg"
+
+
 @contextlib.contextmanager
 def database_for(boot: boot_config.BootConfig) -> Iterator[str]:
-    """The DSN to use: ``database.url``, or the embedded server for as long as we run."""
+    """The DSN to use: ``database.url``, or the embedded server for as long as we run.
+    The embedded server is shared: a command run beside ``svc serve`` uses the server
+    it runs, and leaves it running."""
     if boot["database.url"]:
         yield boot["database.url"]
         return
-    from adapters.embedded_postgres import EmbeddedPostgres, EmbeddedPostgresError
+    from adapters.embedded_postgres import (DataVersionMismatch, EmbeddedPostgres,
+                                            EmbeddedPostgresError)
 
-    server = EmbeddedPostgres(_writable_data_dir(boot) / "pg")
+    _writable_data_dir(boot)
+    server = EmbeddedPostgres(embedded_pgdata(boot))
     try:
         dsn = server.start()
+    except DataVersionMismatch as exc:
+        raise Exit(1, f"the database in {exc.pgdata} was made by PostgreSQL "
+                      f"{exc.data_version} and this svc runs PostgreSQL {exc.server_version}: "
+                      f"back it up with `svc backup` under the svc that ran PostgreSQL "
+                      f"{exc.data_version}, move {exc.pgdata} aside, and `svc restore` the "
+                      f"backup under this one") from None
     except EmbeddedPostgresError as exc:
         raise Exit(1, str(exc)) from None
     try:
@@ -289,6 +305,78 @@ def cmd_telephony_check(args: argparse.Namespace) -> int:
     return 0 if all(result.ok for result in results) else 1
 
 
+def _database_named(boot: boot_config.BootConfig) -> str:
+    """The database a backup or restore works on, for its messages (never the URL,
+    which may hold a password)."""
+    return "the database at database.url" if boot["database.url"] else \
+        f"the database in {embedded_pgdata(boot)}"
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    """The database, whole and consistent, in FILE, while svc goes on serving."""
+    from adapters.pg_archive import ArchiveError, dump, written_whole
+    from app.message_key import backup_notice
+
+    start = _load_config(args)
+    boot = start.boot
+    configure_logging("warning")
+    target = Path(args.file).absolute()
+    if not boot["database.url"] and not (embedded_pgdata(boot) / "PG_VERSION").is_file():
+        raise Exit(1, f"there is no database in {embedded_pgdata(boot)} to back up "
+                      "(is storage.data_dir the one svc serves from?)")
+    try:
+        with written_whole(target) as partial, database_for(boot) as dsn:
+            dump(dsn, partial)
+    except ArchiveError as exc:
+        raise Exit(1, f"the backup failed and {target} was not written: {exc}") from None
+    except OSError as exc:
+        raise Exit(EX_CANTCREAT, f"cannot write the backup to {target}: "
+                                 f"{exc.strerror or exc}") from None
+    print(f"backed up {_database_named(boot)} to {target}")
+    print(backup_notice(start))
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    """A backup into a database that holds no svc tables yet. FILE and the target are
+    checked before anything is written; the restore is one transaction."""
+    from adapters.pg_archive import ArchiveError, NotAnArchive, archived_tables, restore
+    from app import db
+    from app.message_key import restore_notice
+
+    start = _load_config(args)
+    boot = start.boot
+    configure_logging("warning")
+    archive = Path(args.file).absolute()
+    try:
+        tables = archived_tables(archive)
+    except NotAnArchive as exc:
+        raise Exit(EX_DATAERR, str(exc)) from None
+    if ("public", "migration") not in tables:  # Piccolo's record of applied migrations
+        raise Exit(EX_DATAERR, f"{archive} is a pg_dump archive, but not of svc's database")
+    target = _database_named(boot)
+
+    async def tables_present(dsn: str) -> list[str]:
+        db.use_database(dsn)
+        return await db.tables_present(tables)
+
+    with database_for(boot) as dsn:
+        present = asyncio.run(tables_present(dsn))
+        if present:
+            some = ", ".join(present[:3]) + (", ..." if len(present) > 3 else "")
+            raise Exit(EX_DATAERR, f"{target} already holds svc's tables ({some}), so "
+                                   "nothing was restored: restore into a fresh data "
+                                   "directory or an empty database")
+        try:
+            restore(archive, dsn)
+        except ArchiveError as exc:
+            raise Exit(1, f"the restore failed and {target} is as it was: {exc}") from None
+    print(f"restored {archive} into {target}; migrations newer than the backup apply "
+          "when svc next starts")
+    print(restore_notice(start))
+    return 0
+
+
 def _worker_option(text: str) -> int:
     if not text.isdigit() or not 0 <= int(text) <= 256:
         raise argparse.ArgumentTypeError("give a number of workers from 1 to 256 "
@@ -444,6 +532,23 @@ def parser() -> argparse.ArgumentParser:
 
     migrate = commands.add_parser("migrate", help="apply database migrations and exit")
     migrate.set_defaults(run=cmd_migrate)
+
+    database_files = (
+        ("backup", cmd_backup, "back up the database to FILE, while svc serves",
+         "Write the whole database, as it is at one moment, to FILE (pg_dump's custom "
+         "format, readable by this user only) while svc goes on serving. FILE is replaced "
+         "only once the backup is complete. The message encryption key is not in it: "
+         "keep that apart."),
+        ("restore", cmd_restore, "restore a backup into a database with no svc tables yet",
+         "Restore FILE, made by svc backup, into the embedded database of a fresh "
+         "storage.data_dir or into an empty database at database.url. Refused, with "
+         "nothing changed, when the database already holds svc's tables or FILE is not "
+         "such a backup."),
+    )
+    for name, run, summary, description in database_files:
+        command = commands.add_parser(name, help=summary, description=description)
+        command.add_argument("file", metavar="FILE")
+        command.set_defaults(run=run)
 
     admin = commands.add_parser("admin", help="account administration").add_subparsers(
         dest="admin_command", required=True)

@@ -136,6 +136,19 @@ async def _applied() -> int:
     return await Migration.count().where(Migration.app_name == "svc")
 
 
+async def tables_present(tables: list[tuple[str, str]]) -> list[str]:
+    """Which of ``tables`` (``(schema, name)`` pairs) the database already has, as
+    ``schema.name``: a restore is refused over any of them."""
+    async with connection() as connected:
+        rows = await connected.fetch(
+            "SELECT t.schema || '.' || t.name AS name"
+            " FROM unnest($1::text[], $2::text[]) AS t(schema, name)"
+            " WHERE to_regclass(format('%I.%I', t.schema, t.name)) IS NOT NULL"
+            " ORDER BY name",
+            [schema for schema, _ in tables], [name for _, name in tables])
+    return [row["name"] for row in rows]
+
+
 async def ping(timeout: float = 2.0) -> bool:
     """True when the database answers a trivial query within ``timeout`` seconds."""
     if DB.pool is None:

@@ -41,6 +41,8 @@ class StartKey:
     boot: BootConfig
     #: the key file this start wrote, if it made the key
     made: Path | None = None
+    #: the key file the key in force was read from or made in; None when it was given
+    kept_in: Path | None = None
 
 
 def key_file(boot: BootConfig) -> Path:
@@ -54,7 +56,8 @@ def key_for_start(boot: BootConfig, *, make: bool) -> StartKey:
         return StartKey(boot)
     path = key_file(boot)
     try:
-        return StartKey(boot.with_values(**{KEY_SETTING: path.read_text().strip()}))
+        return StartKey(boot.with_values(**{KEY_SETTING: path.read_text().strip()}),
+                        kept_in=path)
     except FileNotFoundError:
         if not make:
             return StartKey(boot)
@@ -63,13 +66,38 @@ def key_for_start(boot: BootConfig, *, make: bool) -> StartKey:
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "w") as handle:
         handle.write(text + "\n")
-    return StartKey(boot.with_values(**{KEY_SETTING: text}), made=path)
+    return StartKey(boot.with_values(**{KEY_SETTING: text}), made=path, kept_in=path)
 
 
 def made_notice(path: Path) -> str:
     return (f"Made the message encryption key in {path} (readable by this user only). "
             f"Back it up with the database: stored credentials cannot be read without it. "
             f"{env_name(KEY_SETTING)} overrides it.")
+
+
+def backup_notice(start: StartKey) -> str:
+    """What a backup says of the key: not in it, and which one to keep apart."""
+    if start.kept_in is not None:
+        where = str(start.kept_in)
+    elif start.boot[KEY_SETTING]:
+        where = f"the key set as {env_name(KEY_SETTING)} (or in the configuration file)"
+    else:
+        return "No message encryption key is set, so the backup needs none to be read."
+    return (f"The message encryption key is not in the backup: keep a copy of {where} "
+            f"apart from it, since the restored credentials open only with that key.")
+
+
+def restore_notice(start: StartKey) -> str:
+    """What a restore says of the key the restored database's credentials need."""
+    if start.boot[KEY_SETTING]:
+        where = start.kept_in or env_name(KEY_SETTING)
+        return (f"svc will open the restored credentials with the message encryption key "
+                f"in {where}; its start says so in one line if that is not the key the "
+                f"backup was made with.")
+    key = "the message encryption key kept with this backup"
+    put_back = (f"set {env_name(KEY_SETTING)} to {key}" if start.boot["database.url"] else
+                f"put {key} in {key_file(start.boot)} (or set {env_name(KEY_SETTING)})")
+    return f"Before starting svc, {put_back}: the restored credentials are sealed with it."
 
 
 def mismatch_message(boot: BootConfig) -> str:

@@ -1,4 +1,5 @@
-"""The embedded server starts wherever the data directory is, however long its path."""
+"""The embedded server starts wherever the data directory is, however long its path,
+and never where starting it would take the data directory from its owner."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import warnings
 
 import asyncpg
 import platformdirs
+import pytest
 
-from adapters.embedded_postgres import EmbeddedPostgres, private_runtime_dir
+from adapters.embedded_postgres import DataOwnedByAnother, EmbeddedPostgres, private_runtime_dir
 
 
 def test_a_data_directory_too_deep_for_a_socket_still_starts(tmp_path):
@@ -43,3 +45,15 @@ def test_the_runtime_directory_is_short_private_and_accepted_without_a_warning(m
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert platformdirs.user_runtime_path("python_PostgresServer").parent == runtime
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can start another user's data")
+def test_root_is_refused_a_data_directory_another_user_owns(tmp_path):
+    # As root, pgserver would hand the directory to a user of its own, and the owner's
+    # svc could not start it again.
+    pgdata = tmp_path / "pg"
+    pgdata.mkdir()
+    os.chown(pgdata, 65534, 65534)
+    with pytest.raises(DataOwnedByAnother, match="not as root"):
+        EmbeddedPostgres(pgdata).start()
+    assert pgdata.stat().st_uid == 65534 and list(pgdata.iterdir()) == []
