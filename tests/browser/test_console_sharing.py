@@ -89,6 +89,8 @@ def test_the_owner_shares_an_agent_and_libraries_and_takes_one_out(page, project
     assert sent == {"project_id": None}  # only what changed
     expect(page.get_by_role("status")).to_have_text(f"Drafts {width} is saved.")
     expect(_project_cell(page, "libraries", f"Drafts {width}")).to_have_text("none")
+    # The keyboard is back on the row it edited, not on a form creating again.
+    expect(page.get_by_role("button", name=f"Edit Drafts {width}")).to_be_focused()
     _fits(page, f"sharing-owner-libraries-{width}")
 
     _screen(page, "/agents")
@@ -110,6 +112,7 @@ def test_the_owner_shares_an_agent_and_libraries_and_takes_one_out(page, project
     expect(note_beside(page, page.get_by_label("Project"))).to_have_text(NOT_OWNER["message"])
     page.unroute("**/api/agents/*")
     page.get_by_role("button", name="Cancel editing").click()
+    expect(page.get_by_role("button", name=f"Edit Desk {width}")).to_be_focused()
     _fits(page, f"sharing-owner-agents-{width}")
 
 
@@ -129,6 +132,7 @@ def test_a_member_sees_what_the_project_holds_and_cannot_move_it(page, project, 
     sent = _patch_sent(page, page.get_by_role("button", name="Save agent"))
     assert "project_id" not in sent
     expect(page.get_by_role("status")).to_have_text(f"Desk {width} is saved.")
+    expect(page.get_by_role("button", name=f"Edit Desk {width}")).to_be_focused()
     # Their own new agent may go into the project.
     expect(choice).to_be_enabled()
     _fits(page, f"sharing-member-agents-{width}")

@@ -2,11 +2,11 @@
 // archive, and call it.
 import { agentUse } from "/static/agent_use.js";
 import { chosenTools, loadTools, showTools } from "/static/agent_tools.js";
-import { $, api, confirmAction, el, fillRows, formMode, guarded, onSubmit, options, say, start } from "/static/console.js";
+import { $, api, confirmAction, EditedItem, el, fillRows, focusEdit, guarded, onSubmit, options, say, start } from "/static/console.js";
 import { ProjectChoice, projectOf } from "/static/project_choice.js";
 
-let editing = null;
 const FORM_WORDS = { heading: "Create an agent", create: "Create agent", save: "Save agent" };
+const form = new EditedItem("agent", FORM_WORDS);  // the agent it edits, if any
 const libraries = new Map();
 const project = new ProjectChoice($("#a-project"), $("#a-project-hint"));
 
@@ -24,7 +24,7 @@ async function load() {
     { value: (a) => a.tool_count, num: true },
     { value: (a) => el("div", { class: "actions" },
         el("a", { href: `/chat?agent=${encodeURIComponent(a.id)}`, "aria-label": `Try it: ${a.name} in the chat` }, "Try it"),
-        el("button", { type: "button", class: "secondary", "aria-label": `Edit ${a.name}`, onclick: () => edit(a) }, "Edit"),
+        el("button", { type: "button", class: "secondary", "aria-label": `Edit ${a.name}`, "data-edit": a.id, onclick: () => edit(a) }, "Edit"),
         el("button", { type: "button", class: "danger", "aria-label": `Archive ${a.name}`, onclick: guarded(async () => {
           if (!(await confirmAction(`Archive the agent ${a.name}? Lines and chats using it stop answering.`))) return;
           await api("POST", `/api/agents/${encodeURIComponent(a.id)}/archive`);
@@ -37,35 +37,38 @@ async function load() {
 }
 
 function edit(agent) {
-  editing = agent;
+  form.edit(agent, agent.name);
   $("#a-name").value = agent.name;
   $("#a-model").value = agent.model;
   $("#a-instructions").value = agent.instructions;
   for (const box of document.querySelectorAll("#a-libraries input")) box.checked = agent.library_ids.includes(box.value);
   showTools(agent.tools);
   project.show(agent);
-  formMode("agent", agent.name, FORM_WORDS);
   $("#a-name").focus();
 }
 
 function stopEditing() {
-  editing = null;
-  $("#agent-form").reset();
+  const edited = form.stop();
   showTools();
   project.show(null);
-  formMode("agent", null, FORM_WORDS);
+  return edited;
 }
 
-$("#agent-cancel").addEventListener("click", stopEditing);
+$("#agent-cancel").addEventListener("click", () => {
+  const edited = stopEditing();
+  if (edited) focusEdit($("#agents"), edited.id);
+});
 
 onSubmit($("#agent-form"), async (values) => {
   const body = { name: values.name, model: values.model, instructions: values.instructions || "",
-    library_ids: chosenLibraries(), tools: chosenTools(), ...project.change(editing) };
-  if (editing) await api("PATCH", `/api/agents/${encodeURIComponent(editing.id)}`, body);
+    library_ids: chosenLibraries(), tools: chosenTools(), ...project.change(form.editing) };
+  const edited = form.editing;
+  if (edited) await api("PATCH", `/api/agents/${encodeURIComponent(edited.id)}`, body);
   else await api("POST", "/api/agents", body);
   stopEditing();
   await loadTools();
   await load();
+  if (edited) focusEdit($("#agents"), edited.id);
   // Said only once the list shows what was saved, so an Edit clicked next opens the saved agent.
   say(`${body.name} is saved.`);
 });

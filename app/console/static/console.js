@@ -296,6 +296,14 @@ export class EditedItem {
   }
 }
 
+// The keyboard back on a listed item's Edit (the button in ``list`` marked
+// data-edit with the item's id) once the item is saved or its edit cancelled, rather
+// than left on a form that has gone back to creating.
+export function focusEdit(list, id) {
+  const button = list.querySelector(`[data-edit="${CSS.escape(id)}"]`);
+  if (button) button.focus();
+}
+
 // Fill a table body: one row per item, one cell per column ({label, value, num}).
 export function fillRows(tbody, items, columns, empty = "Nothing yet.") {
   const focused = tbody.contains(document.activeElement);

@@ -2,7 +2,7 @@
 // documents (sent as the file itself, its media type from its name, its title in
 // ?title=); each document is listed with the start of its text, its size in units and
 // whether searches can find it.
-import { $, api, confirmAction, EditedItem, el, fillRows, guarded, invalid, onSubmit, say, start, when } from "/static/console.js";
+import { $, api, confirmAction, EditedItem, el, fillRows, focusEdit, guarded, invalid, onSubmit, say, start, when } from "/static/console.js";
 import { ProjectChoice, projectOf } from "/static/project_choice.js";
 import { byteSize } from "/static/sizes.js";
 
@@ -26,7 +26,7 @@ async function load() {
     { value: (l) => l.document_count, num: true },
     { value: (l) => el("div", { class: "actions" },
         el("button", { type: "button", class: "secondary", "aria-label": `Documents of ${l.name}`, onclick: guarded(() => show(l)) }, "Documents"),
-        el("button", { type: "button", class: "secondary", "aria-label": `Edit ${l.name}`, onclick: () => edit(l) }, "Edit"),
+        el("button", { type: "button", class: "secondary", "aria-label": `Edit ${l.name}`, "data-edit": l.id, onclick: () => edit(l) }, "Edit"),
         el("button", { type: "button", class: "danger", "aria-label": `Delete ${l.name}`, onclick: guarded(async () => {
           if (!(await confirmAction(`Delete the Library ${l.name} and all its documents?`))) return;
           await api("DELETE", `/api/libraries/${encodeURIComponent(l.id)}`);
@@ -74,11 +74,14 @@ function edit(library) {
 }
 
 function stopEditing() {
-  form.stop();
   project.show(null);
+  return form.stop();
 }
 
-$("#library-cancel").addEventListener("click", stopEditing);
+$("#library-cancel").addEventListener("click", () => {
+  const edited = stopEditing();
+  if (edited) focusEdit($("#libraries"), edited.id);
+});
 
 // Only what the form changed: the API changes only the fields sent.
 function changes(library, values) {
@@ -103,6 +106,7 @@ onSubmit($("#library-form"), async (values) => {
   stopEditing();
   await load();
   if (created || (open && open.id === library.id)) await show(library);
+  if (!created) focusEdit($("#libraries"), library.id);
   say(created ? `${library.name} is created; upload its documents below.` : `${library.name} is saved.`);
 });
 

@@ -4,7 +4,7 @@
 // Remove beside each member. Who manages a project is the API's word: it lists a
 // project's invitations only to its owner and administrators, so a plain member is
 // offered no button the API would refuse.
-import { $, api, confirmAction, EditedItem, el, fillRows, guarded, onSubmit, say, start, when } from "/static/console.js";
+import { $, api, confirmAction, EditedItem, el, fillRows, focusEdit, guarded, onSubmit, say, start, when } from "/static/console.js";
 
 const PATH = "/api/projects";
 const FORM_WORDS = { heading: "Create a project", create: "Create project", save: "Save name" };
@@ -65,7 +65,7 @@ function projectActions(project) {
   if (!manages(project)) return [members, leaveButton(project)];
   return [members,
     el("button", { type: "button", class: "secondary", "aria-label": `Rename ${project.name}`,
-      "data-rename": project.id, onclick: () => rename(project) }, "Rename"),
+      "data-edit": project.id, onclick: () => rename(project) }, "Rename"),
     button("Delete", `Delete ${project.name}`, () => removeOnceConfirmed(
       `Delete the project ${project.name}? Its agents and Libraries stay with their owners; its members no longer reach them.`,
       projectPath(project), `${project.name} is deleted.`), "danger")];
@@ -162,15 +162,9 @@ function rename(project) {
   $("#p-name").focus();
 }
 
-// The keyboard back on the row's Rename once its name is saved or the edit cancelled.
-function focusRename(id) {
-  const again = $(`#projects [data-rename="${CSS.escape(id)}"]`);
-  if (again) again.focus();
-}
-
 $("#project-cancel").addEventListener("click", () => {
   const edited = form.stop();
-  if (edited) focusRename(edited.id);
+  if (edited) focusEdit($("#projects"), edited.id);
 });
 
 onSubmit($("#project-form"), async ({ name }) => {
@@ -184,7 +178,7 @@ onSubmit($("#project-form"), async ({ name }) => {
     $("#i-email").focus();
     return;
   }
-  focusRename(project.id);
+  focusEdit($("#projects"), project.id);
   say(`${renamed.name} is renamed ${project.name}.`);
 });
 

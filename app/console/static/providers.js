@@ -1,6 +1,6 @@
 // Setup → Providers (administrators): register, edit, refresh the model list, enable
 // or disable, delete. Keys are write-only: a key left empty on edit keeps the stored one.
-import { $, api, confirmAction, EditedItem, el, fillRows, guarded, onSubmit, say, start, warn } from "/static/console.js";
+import { $, api, confirmAction, EditedItem, el, fillRows, focusEdit, guarded, onSubmit, say, start, warn } from "/static/console.js";
 
 const PATH = "/api/admin/providers";
 const FORM_WORDS = { heading: "Register a provider", create: "Register provider", save: "Save provider" };
@@ -42,11 +42,6 @@ async function load() {
 }
 
 // The keyboard back on the row's Edit button once its form is saved or closed.
-function focusRow(id) {
-  const edit = $(`#providers [data-edit="${CSS.escape(id)}"]`);
-  if (edit) edit.focus();
-}
-
 function edit(provider) {
   form.edit(provider, provider.name);
   $("#p-name").value = provider.name;
@@ -64,7 +59,7 @@ function stopEditing() {
 
 $("#provider-cancel").addEventListener("click", () => {
   const edited = stopEditing();
-  if (edited) focusRow(edited.id);
+  if (edited) focusEdit($("#providers"), edited.id);
 });
 
 // A list of model names as the API keeps it: each name once, in order.
@@ -108,7 +103,7 @@ onSubmit($("#provider-form"), async (values) => {
     }
   }
   await load();
-  if (edited) focusRow(provider.id);
+  if (edited) focusEdit($("#providers"), provider.id);
   if (unlisted) {
     warn(`${provider.name} is saved, but its models could not be listed: ${whyNotListed(unlisted, provider.name)}. `
       + "Check the address, or enter the model names.");
