@@ -6,7 +6,8 @@ asyncio as ``frame_stream.FrameStream``s, made for many small frames).
 ``serve_audiosocket`` handles one connection: the identifier frame must arrive
 within 5 seconds and redeem as a ticket, else the connection is closed without a word
 (spec: telephony.md "Pbx ticket", "Limits"); then ``answer`` runs the call over an
-``AudioSocketTransport``.
+``AudioSocketTransport``. Only so many connections may wait for their identifier at
+once (``WaitingRoom``); one past that is closed without a word as it comes.
 
 What we send (spec and Asterisk's res_audiosocket): only audio frames of 20 ms, paced
 every 20 ms by the session's player, one ``send`` per frame, on a socket with
@@ -26,7 +27,10 @@ from __future__ import annotations
 
 __all__ = [
     "IDENTIFY_SECONDS",
+    "UNIDENTIFIED_AT_ONCE",
+    "UNIDENTIFIED_PER_SOURCE",
     "AudioSocketTransport",
+    "WaitingRoom",
     "bind_audiosocket",
     "serve_audiosocket",
     "serve_audiosockets",
@@ -70,6 +74,12 @@ log = logging.getLogger("svc.voice.audiosocket")
 
 # spec: telephony.md "Limits" — "Identifier not presented on connecting: 5 seconds".
 IDENTIFY_SECONDS = 5.0
+#: Connections waiting for their identifier at once, from one address and from all:
+#: beyond either the next is closed without a word. Asterisk introduces a call in
+#: its first frame, so its connections wait a moment each; a stranger's that never
+#: introduce themselves cannot pile up sockets and memory past these.
+UNIDENTIFIED_PER_SOURCE = 32
+UNIDENTIFIED_AT_ONCE = 256
 READ_BYTES = 65536
 
 CallT = TypeVar("CallT")
@@ -92,12 +102,14 @@ async def serve_audiosockets(listener: SocketListener,
                              answer: Callable[[CallTransport, CallT], Awaitable[None]]) -> None:
     """Accept connections until cancelled; each runs ``serve_audiosocket``."""
 
+    waiting = WaitingRoom()
+
     async def handle(stream: SocketStream) -> None:
         raw = stream.extra(SocketAttribute.raw_socket, None)
         if raw is not None and raw.family in (socket.AF_INET, socket.AF_INET6):
             raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
-            await serve_audiosocket(stream, redeem, answer)
+            await serve_audiosocket(stream, redeem, answer, waiting)
         except Exception:
             # One call's fault (the ticket store unreachable, a bug) must not take the
             # listener, and every other call on it, down.
@@ -385,16 +397,57 @@ async def _await_identifier(stream: ByteStream, connection: AudioSocketConnectio
             return events[0], events[1:]
 
 
+class WaitingRoom:
+    """The connections of one listener still waiting for their identifier, counted by
+    the address they come from (``UNIDENTIFIED_PER_SOURCE``, ``UNIDENTIFIED_AT_ONCE``)."""
+
+    def __init__(self) -> None:
+        self._by_source: dict[str, int] = {}
+        self._total = 0
+
+    def enter(self, source: str) -> bool:
+        """Take a place for a connection from ``source``; False when none is left."""
+        if (self._total >= UNIDENTIFIED_AT_ONCE
+                or self._by_source.get(source, 0) >= UNIDENTIFIED_PER_SOURCE):
+            return False
+        self._total += 1
+        self._by_source[source] = self._by_source.get(source, 0) + 1
+        return True
+
+    def leave(self, source: str) -> None:
+        self._total -= 1
+        left = self._by_source.pop(source) - 1
+        if left:
+            self._by_source[source] = left
+
+
+def _source(stream: ByteStream) -> str:
+    try:
+        address = stream.extra(SocketAttribute.remote_address, "")
+    except OSError:  # gone already
+        address = ""
+    return str(address[0] if isinstance(address, tuple) else address)
+
+
 async def serve_audiosocket(stream: ByteStream,
                             redeem: Callable[[str], Awaitable[CallT | None]],
-                            answer: Callable[[CallTransport, CallT], Awaitable[None]]) -> None:
+                            answer: Callable[[CallTransport, CallT], Awaitable[None]],
+                            waiting: WaitingRoom | None = None) -> None:
     """Admit one connection by its identifier and run its call; close it without a
-    word otherwise. The stream is closed when this returns."""
+    word otherwise, or at once when ``waiting`` has no place left for it. The stream
+    is closed when this returns."""
     async with stream:
         connection = AudioSocketConnection()
         introduced = None
-        with anyio.move_on_after(IDENTIFY_SECONDS):
-            introduced = await _await_identifier(stream, connection)
+        source = _source(stream) if waiting is not None else ""
+        if waiting is not None and not waiting.enter(source):
+            return  # too many waiting already: closed without a word
+        try:
+            with anyio.move_on_after(IDENTIFY_SECONDS):
+                introduced = await _await_identifier(stream, connection)
+        finally:
+            if waiting is not None:
+                waiting.leave(source)
         if introduced is None:
             return  # closed without a word
         identifier, pending = introduced

@@ -17,6 +17,7 @@ import pytest
 import websockets
 from websockets.asyncio.client import connect as ws_connect
 
+from adapters.voice.audiosocket import UNIDENTIFIED_AT_ONCE, UNIDENTIFIED_PER_SOURCE
 from app.tables import Chat, ChatMessage, TelephonyCall
 from app.telephony.audio_listener import AudioListener
 from tests.app.telephony.deployment import (
@@ -246,6 +247,43 @@ async def test_pbx_connection_silent_for_five_seconds_before_its_identifier_is_c
         with anyio.fail_after(10):
             async with await anyio.connect_tcp(host, port) as stream:
                 await closed_without_a_word(stream)
+
+
+async def test_connections_that_never_introduce_themselves_are_held_only_so_many(
+        api, services, monkeypatch):
+    # A stranger who reaches the listen address opens connections and never sends the
+    # identifier. Each waits for it (here for an hour, so only the bound can close it),
+    # but only so many at once: from one address, and from everywhere together.
+    monkeypatch.setattr("adapters.voice.audiosocket.IDENTIFY_SECONDS", 3600.0)
+    engines = FakeEngines()
+    found = await voice_deployment(api, services, provider="pbx", engines=engines)
+    async with listening(found) as (host, port), contextlib.AsyncExitStack() as held:
+
+        async def hold(source: str):
+            stream = await anyio.connect_tcp(host, port, local_host=source)
+            await held.enter_async_context(stream)
+            await stream.send(b"\x01")  # a kind, and never the rest of the frame
+            return stream
+
+        with anyio.fail_after(30):
+            waiting = [await hold("127.0.0.2") for _ in range(UNIDENTIFIED_PER_SOURCE)]
+            await closed_without_a_word(await hold("127.0.0.2"))
+            sources = -(-UNIDENTIFIED_AT_ONCE // UNIDENTIFIED_PER_SOURCE)
+            for n in range(3, 3 + sources):
+                left = UNIDENTIFIED_AT_ONCE - len(waiting)
+                waiting += [await hold(f"127.0.0.{n}")
+                            for _ in range(min(left, UNIDENTIFIED_PER_SOURCE))]
+            await closed_without_a_word(await hold(f"127.0.0.{3 + sources}"))
+            # Those already waiting still wait: the refused ones met the bound, not
+            # the deadline.
+            await waiting[0].send(HEADER.pack(0x01, 16)[1:] + uuid.uuid4().bytes)
+            await closed_without_a_word(waiting[0])  # an unknown identifier, answered
+            for stream in waiting[1:]:
+                await stream.aclose()
+            # Once they are gone, the telephone system's call is taken again.
+            asterisk = await one_question(host, port, await pbx_answer(api), engines,
+                                          hang_up=True)
+            assert asterisk.frames()
 
 
 async def test_pbx_opening_that_cannot_be_said_ends_with_our_hangup_notice_failed(
