@@ -7,6 +7,8 @@ What a stranger can provoke as often as they like (a refused signature, a questi
 from the wrong address) goes through :meth:`AuditLog.tally` instead: one entry per
 kind, source and :data:`TALLY_WINDOW_SECONDS` window, whose ``occurrences`` the repeats raise
 in one atomic upsert (the database clock decides the window, on every process alike).
+A kind counts at most ``TALLY_SOURCES_PER_WINDOW`` sources apart in a window and the
+rest in one entry, so new sources cannot grow the trail faster either.
 """
 
 from __future__ import annotations
@@ -21,16 +23,35 @@ from app.tables import AuditEntry
 
 #: Repeats of one refusal from one source within this window share one entry.
 TALLY_WINDOW_SECONDS = 600
+#: Sources counted apart for one kind in one window; more count in one entry.
+TALLY_SOURCES_PER_WINDOW = 100
 
 _CREDENTIAL_WORDS = ("password", "secret", "token", "credential", "api_key", "key_value")
 
 
-# $4 names the kind and source; the window's number completes the key.
+# $4 names the kind and source; the window's number completes the key. A source new
+# to the window once $6 sources of the kind have entries in it counts in the kind's
+# one entry for the rest ("kind * window"), which holds $7 as its data.
 _TALLY = """
+WITH slot AS (SELECT floor(extract(epoch FROM now()) / $5::int)::bigint AS n),
+keyed AS (
+    SELECT n, $4 || ' ' || n AS own,
+           EXISTS (SELECT 1 FROM audit_entry WHERE tally_key = $4 || ' ' || n)
+           OR (SELECT count(*) FROM (
+                   SELECT 1 FROM audit_entry
+                   WHERE kind = $1 AND tally_key IS NOT NULL
+                     AND at >= to_timestamp(n * $5::int) LIMIT $6::int) AS counted
+              ) < $6::int AS apart
+    FROM slot
+)
 INSERT INTO audit_entry (kind, subject, data, tally_key)
-VALUES ($1, $2, $3::jsonb, $4 || ' ' || floor(extract(epoch FROM now()) / $5)::bigint)
+SELECT $1, CASE WHEN apart THEN $2 END, CASE WHEN apart THEN $3::jsonb ELSE $7::jsonb END,
+       CASE WHEN apart THEN own ELSE $1 || ' * ' || n END
+FROM keyed
 ON CONFLICT (tally_key) DO UPDATE SET occurrences = audit_entry.occurrences + 1
 """
+#: The data of the entry that counts the sources past the bound together.
+MANY_SOURCES = {"address": "many addresses"}
 
 
 def _scrubbed(data: dict[str, Any]) -> dict[str, Any]:
@@ -53,10 +74,14 @@ class AuditLog:
     async def tally(self, kind: str, source: str, *, subject: str | None = None,
                     data: dict[str, Any] | None = None) -> None:
         """Record ``kind`` from ``source`` once per window, counting the repeats. The
-        first occurrence's ``subject`` and ``data`` stand for the window's entry."""
+        first occurrence's ``subject`` and ``data`` stand for the window's entry. Past
+        ``TALLY_SOURCES_PER_WINDOW`` sources of the kind in a window, further sources
+        count together in one entry (``MANY_SOURCES``), so a stranger who sends from
+        ever new addresses adds at most one more entry per kind and window."""
         async with db.connection() as connection:
             await connection.execute(_TALLY, kind, subject, json.dumps(_scrubbed(data or {})),
-                                     f"{kind} {source}", TALLY_WINDOW_SECONDS)
+                                     f"{kind} {source}", TALLY_WINDOW_SECONDS,
+                                     TALLY_SOURCES_PER_WINDOW, json.dumps(MANY_SOURCES))
 
     async def query(
         self, *, kind: str | None = None, since: dt.datetime | None = None,

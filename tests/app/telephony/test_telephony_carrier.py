@@ -6,9 +6,11 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 import anyio
+import httpx
 import pytest
 from twilio.twiml.voice_response import Connect, Stream, VoiceResponse
 
+from app.services.audit import TALLY_SOURCES_PER_WINDOW
 from app.tables import AuditEntry, TelephonyCall, TelephonySignatureFailure, TelephonyTicket
 from tests.app.telephony.deployment import (
     CALLER,
@@ -145,6 +147,29 @@ async def test_repeated_signature_failures_from_one_address_are_one_counted_entr
     listed = (await api.get("/api/admin/audit?kind=telephony.signature.rejected",
                             headers=admin)).json()["data"]
     assert [entry["occurrences"] for entry in listed] == [13]
+
+
+async def test_unsigned_requests_from_ever_new_addresses_cannot_grow_the_audit_trail(
+        api, services):
+    # A stranger with many addresses (an IPv6 network has more than anyone can use)
+    # sends each unsigned request from one not seen before. Each address is its own
+    # counted entry up to a bound per window; past it they all count in one.
+    await deployment(api, services)
+    addresses = [f"127.0.0.{n}" for n in range(2, 2 + TALLY_SOURCES_PER_WINDOW + 40)]
+    for address in addresses:
+        transport = httpx.AsyncHTTPTransport(local_address=address)
+        async with httpx.AsyncClient(transport=transport, base_url=api.base_url) as stranger:
+            refused = await stranger.post(VOICE, data=voice_params())
+            assert refused.status_code == 403
+    audited = await AuditEntry.select().where(
+        AuditEntry.kind == "telephony.signature.rejected").output(load_json=True)
+    assert len(audited) == TALLY_SOURCES_PER_WINDOW + 1
+    assert sum(entry["occurrences"] for entry in audited) == len(addresses)
+    *each, many = sorted(audited, key=lambda entry: entry["id"])
+    assert [entry["data"]["address"] for entry in each] == addresses[:len(each)]
+    assert many["data"] == {"address": "many addresses"} and many["occurrences"] == 40
+    # The carrier's own signed requests are still taken.
+    assert (await carrier_post(api, VOICE, voice_params())).status_code == 200
 
 
 async def test_a_webhook_body_over_16_kib_is_refused(api, services):
