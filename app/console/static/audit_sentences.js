@@ -23,9 +23,16 @@ const VERBS = { created: "created", changed: "changed", deleted: "deleted", arch
 
 const plural = (count, one, many) => `${count} ${count === 1 ? one : many}`;
 
+// What the trail says of sources past its bound for a kind and window: they are counted
+// together, without an account or an address (app.services.audit.MANY_SOURCES).
+const MANY_ADDRESSES = "many addresses";
+
 // Whose account a stranger tried and from where; an email no account has is not kept.
-const signInTarget = (e) =>
-  `as ${e.subject_name || (e.subject ? "a removed account" : "an unknown email")} from ${e.data.address || "an unknown address"}`;
+function signInTarget(e) {
+  if (e.data.address === MANY_ADDRESSES) return `from ${MANY_ADDRESSES}`;
+  const account = e.subject_name || (e.subject ? "a removed account" : "an unknown email");
+  return `as ${account} from ${e.data.address || "an unknown address"}`;
+}
 
 // Entries no one acted for: what a stranger or the clock caused, counted.
 const UNATTENDED = {
