@@ -1,5 +1,5 @@
-"""Fixtures shared by the application's tests: three signed-in accounts, and the fake
-upstream a provider row points at.
+"""Fixtures shared by the application's tests: three signed-in accounts, the fake
+upstream a provider row points at, and one window for the audit trail's counts.
 
 ``owner``, ``stranger`` and ``admin`` are the headers of a signed-in session each, made
 over the served application (``api``); ``owner`` and ``stranger`` are ordinary accounts,
@@ -10,9 +10,18 @@ from __future__ import annotations
 
 import pytest
 
+from app.services import audit
 from tests.fakes.upstream import ScriptedUpstream
 from tests.support.diary import NOW
 from tests.support.entered import entered
+
+
+@pytest.fixture(autouse=True)
+def one_tally_window(monkeypatch) -> None:
+    """Counted audit entries start afresh every ten minutes: a test that counts repeats
+    could otherwise straddle two windows and see its counts split. A window of about
+    thirty years holds every test."""
+    monkeypatch.setattr(audit, "TALLY_WINDOW_SECONDS", 10**9)
 
 
 @pytest.fixture
