@@ -5,12 +5,15 @@ request (``n`` above 1 is refused), no client-supplied tools (an empty list coun
 none), messages with roles system, developer, user, assistant and tool whose content
 is a string or a list of parts. Unknown parameters are accepted and, for passthrough,
 forwarded untouched: clients send ``stream_options``, ``user``, ``seed``, ``metadata``
-and more. Every refusal names the parameter, as the OpenAI SDKs expect.
+and more; ``stream_options.include_usage``, which decides whether a stream's tokens
+are counted, must be a boolean (as OpenAI requires). Every refusal names the
+parameter, as the OpenAI SDKs expect.
 """
 
 from __future__ import annotations
 
-__all__ = ["ChatRequest", "ChatRequestError", "read_chat_request", "question_of", "text_of"]
+__all__ = ["ChatRequest", "ChatRequestError", "estimated_prompt_tokens", "read_chat_request",
+           "question_of", "text_of"]
 
 from typing import Any, NamedTuple
 
@@ -99,6 +102,11 @@ def read_chat_request(body: Any) -> ChatRequest:
     options = body.get("stream_options")
     if options is not None and not isinstance(options, dict):
         raise ChatRequestError("stream_options must be an object.", "stream_options")
+    if options and not isinstance(options.get("include_usage", False), (bool, type(None))):
+        # Forwarded, "false" or "" could read as false to a lenient upstream, which then
+        # sends no usage chunk and the stream's tokens go uncounted.
+        raise ChatRequestError("stream_options.include_usage must be true or false.",
+                               "stream_options.include_usage")
     include_usage = bool(stream and options and options.get("include_usage") is True)
     return ChatRequest(body, model, messages, bool(stream), include_usage)
 
@@ -114,6 +122,13 @@ def text_of(content: Any) -> str:
                          if isinstance(part, dict) and part.get("type") in ("text", "input_text")
                          and isinstance(part.get("text"), str))
     return ""
+
+
+def estimated_prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    """About how many tokens the text of ``messages`` makes, for a call the upstream
+    never counted (a stream cut before its usage chunk): four characters a token,
+    OpenAI's rule of thumb for English."""
+    return -(-sum(len(text_of(message.get("content"))) for message in messages) // 4)
 
 
 def question_of(messages: list[dict[str, Any]]) -> str:

@@ -10,7 +10,10 @@ the first bytes, as OpenAI's does: an upstream failure before them — a refusal
 connection that breaks, an error frame as the first event — is an HTTP error
 (502/504, or the upstream's own 4xx and 429), so the SDKs' own retries apply; after
 them, an ``error`` event and ``[DONE]``. A client that goes away cancels the upstream call at
-once; usage is recorded either way, in a ``finally``.
+once; usage is recorded either way, in a ``finally``. A client that went away before the
+upstream counted the tokens (hanging up just before the usage chunk) is counted an
+estimate: the events relayed as completion tokens, the messages' text at four
+characters a token as prompt tokens.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any, AsyncIterator
 
 from blacksheep import Request, Response, StreamedContent
 
-from adapters.providers import UpstreamError
+from adapters.providers import RawRelay, UpstreamError
 from app.bundle import Services
 from app.http.disconnect import cancelled_on_disconnect
 from app.http.errors import HttpRefusal, encoded_json_response, header_pairs
@@ -28,7 +31,7 @@ from app.http.middleware import arrived_at
 from app.services.accounts import Identity
 from app.services.providers import ResolvedModel
 from app.services.usage import UsageRecord
-from core.chat_request import ChatRequest
+from core.chat_request import ChatRequest, estimated_prompt_tokens
 from core.sse import ChunkEncoder
 
 SSE = b"text/event-stream"
@@ -45,14 +48,22 @@ class _Meter:
     """Times one model call and records its usage exactly once."""
 
     def __init__(self, svc: Services, identity: Identity, resolved: ResolvedModel,
-                 asked_at: float) -> None:
-        self.svc, self.identity, self.resolved = svc, identity, resolved
+                 chat: ChatRequest, asked_at: float) -> None:
+        self.svc, self.identity, self.resolved, self.chat = svc, identity, resolved, chat
         self.started = asked_at  # the request's arrival: the caller's whole wait
         self.outcome = "error"
         self.usage: dict[str, Any] | None = None
+        self.relayed = 0  #: events relayed to the client
+
+    def relay_ended(self, relay: RawRelay) -> None:
+        self.usage, self.relayed = relay.usage, relay.tally.chunks
 
     def record(self) -> None:
-        usage = self.usage or {}
+        usage = self.usage
+        if usage is None and self.outcome == "client_disconnected":
+            usage = {"prompt_tokens": estimated_prompt_tokens(self.chat.messages),
+                     "completion_tokens": self.relayed}
+        usage = usage or {}
         self.svc.usage.record(UsageRecord(
             account_id=self.identity.account_id, api_key_id=self.identity.api_key_id,
             model=self.resolved.model, provider=self.resolved.provider, source="api",
@@ -63,7 +74,7 @@ class _Meter:
 
 async def complete(request: Request, svc: Services, identity: Identity, chat: ChatRequest,
                    resolved: ResolvedModel, headers: dict[str, str]) -> Response:
-    meter = _Meter(svc, identity, resolved, arrived_at(request))
+    meter = _Meter(svc, identity, resolved, chat, arrived_at(request))
     try:
         with cancelled_on_disconnect(request) as watch:
             raw, answer = await svc.client.complete_raw(resolved.upstream, chat.body)
@@ -80,7 +91,7 @@ async def complete(request: Request, svc: Services, identity: Identity, chat: Ch
 
 async def stream(request: Request, svc: Services, identity: Identity, chat: ChatRequest,
                  resolved: ResolvedModel, headers: dict[str, str]) -> Response:
-    meter = _Meter(svc, identity, resolved, arrived_at(request))
+    meter = _Meter(svc, identity, resolved, chat, arrived_at(request))
     relaying = svc.client.relay(resolved.upstream, chat.body, count_usage=True)
     relay = None  # set once entered: then let go of on the way out
     try:
@@ -105,13 +116,13 @@ async def stream(request: Request, svc: Services, identity: Identity, chat: Chat
                 async for data in relay:
                     yield data
             meter.outcome = "client_disconnected" if watch.disconnected else "ok"
-            meter.usage = relay.usage
+            meter.relay_ended(relay)
         except GeneratorExit:
             # Closed before its end by the server writing it: the client went away
             # while a write waited for it to read; what was relayed still counts.
             if watch.disconnected:
                 meter.outcome = "client_disconnected"
-            meter.usage = relay.usage
+            meter.relay_ended(relay)
             raise
         except UpstreamError as exc:
             encoder = ChunkEncoder(id="chatcmpl-error", created=int(time.time()),

@@ -14,7 +14,9 @@
 5. map the answer's ``[n]`` markers to citations.
 
 Every model call is recorded through ``Usage.record`` in a ``finally``: a stream the
-consumer abandons still counts, as ``client_disconnected``. Cancelling the consumer
+consumer abandons still counts, as ``client_disconnected`` (its tokens estimated when
+the upstream had not counted them yet: the chunks received, and the messages' text at
+four characters a token). Cancelling the consumer
 (or closing the iterator) leaves the upstream request's context at once, which
 closes its connection. Consume it as ``async with aclosing(pipeline.run(r)) as events``.
 """
@@ -47,6 +49,7 @@ from app.services.tools import Tool, ToolRegistry
 from app.services.usage import Usage, UsageRecord
 from app.tables import Agent, AgentLibrary
 from core.access import Reach
+from core.chat_request import estimated_prompt_tokens
 from core.generation import GenerationOptions, cut_answer
 from core.local_model import LocalToolCall, LocalTurn, respond, word_count
 from core.passages import Passage
@@ -342,6 +345,10 @@ class Pipeline:
             outcome = "error"
             raise
         finally:
+            if outcome == "client_disconnected" and not run.reply.counted:
+                # Gone before the upstream counted: what was sent and what came, estimated.
+                run.reply.prompt_tokens = estimated_prompt_tokens(run.messages)
+                run.reply.completion_tokens = run.reply.chunks
             counted = self._record(run, started, outcome)
         if outcome == "ok":
             yield counted

@@ -58,11 +58,15 @@ class ReplyAssembler:
         self.finish_reason: str | None = None
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.chunks = 0  #: chunks fed
+        self.counted = False  #: a usage object arrived
 
     def feed(self, chunk: dict[str, Any]) -> str:
         """Account for ``chunk``; return its text delta ("" when it has none)."""
+        self.chunks += 1
         usage = chunk.get("usage")
         if isinstance(usage, dict):
+            self.counted = True
             self.prompt_tokens = _int(usage.get("prompt_tokens"))
             self.completion_tokens = _int(usage.get("completion_tokens"))
         text = ""
