@@ -80,6 +80,12 @@ def _check_messages(messages: Any) -> list[dict[str, Any]]:
     return messages
 
 
+# How many completions a request asks the upstream to make. ``best_of`` is not
+# OpenAI's for chat, but servers that honour it (vLLM) generate that many answers and
+# report the tokens of the one returned: the rest would go uncounted.
+_COMPLETION_COUNTS = ("n", "best_of")
+
+
 def read_chat_request(body: Any) -> ChatRequest:
     """Check a decoded JSON body; raise :class:`ChatRequestError` naming the parameter."""
     if not isinstance(body, dict):
@@ -88,11 +94,13 @@ def read_chat_request(body: Any) -> ChatRequest:
     if not isinstance(model, str) or not model:
         raise ChatRequestError("model is required.", "model")
     messages = _check_messages(body.get("messages"))
-    n = body.get("n")
-    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
-        raise ChatRequestError("n must be a positive integer.", "n")
-    if n is not None and n > 1:
-        raise ChatRequestError("Only one completion per request: n must be 1.", "n")
+    for name in _COMPLETION_COUNTS:
+        count = body.get(name)
+        if count is not None and (not isinstance(count, int) or isinstance(count, bool)
+                                  or count < 1):
+            raise ChatRequestError(f"{name} must be a positive integer.", name)
+        if count is not None and count > 1:
+            raise ChatRequestError(f"Only one completion per request: {name} must be 1.", name)
     for name in CLIENT_TOOL_FIELDS:
         if not _is_empty(body.get(name)) and not (name == "tool_choice" and body[name] == "none"):
             raise ChatRequestError(_TOOLS_HINT, name, "tools_not_allowed")

@@ -65,11 +65,16 @@ async def test_streamed_and_unstreamed_give_the_same_text_and_usage_when_asked(v
     assert usage is not None and usage.completion_tokens > 0
 
 
-async def test_more_than_one_completion_is_refused_naming_n(v1):
+@pytest.mark.parametrize("name", ["n", "best_of"])
+async def test_more_than_one_completion_is_refused_naming_the_count(v1, name):
     with pytest.raises(openai.BadRequestError) as refused:
-        await v1.sdk.chat.completions.create(model="fake-small", n=2,
+        await v1.sdk.chat.completions.create(model="fake-small", extra_body={name: 2},
                                              messages=[{"role": "user", "content": "x"}])
-    assert refused.value.param == "n"
+    assert refused.value.param == name
+    assert v1.upstream.requests == []
+    one = await v1.sdk.chat.completions.create(model="fake-small", extra_body={name: 1},
+                                               messages=[{"role": "user", "content": "x"}])
+    assert one.choices[0].message.content
 
 
 async def test_client_tools_are_refused_with_the_setting_to_turn_off(v1):
