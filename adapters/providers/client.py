@@ -58,6 +58,9 @@ class Upstream:
     extra_headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     #: How errors name this upstream; the base URL when empty.
     name: str = ""
+    #: The key is the caller's own (stored in their profile), not the service's: a
+    #: refusal of it is theirs to mend.
+    callers_key: bool = False
 
     def url(self, path: str) -> str:
         return f"{self.base_url.rstrip('/')}/{path}"
@@ -239,7 +242,7 @@ class ProviderClient(LazySession):
             body = b""  # an oversized error body: the status alone must do
         message = upstream.redacted(upstream_error_message(body, response.status))
         error = UpstreamStatusError(response.status, message, upstream.redacted(body),
-                                    upstream=upstream.label)
+                                    upstream=upstream.label, callers_key=upstream.callers_key)
         _log_refusal(error)
         return error
 

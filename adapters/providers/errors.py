@@ -86,13 +86,16 @@ class UpstreamStatusError(UpstreamError):
     """The upstream refused with an HTTP error status (or an in-stream error frame).
 
     ``status`` is the upstream's own status, ``message`` its error message (from the
-    OpenAI-shape body when there is one), ``body`` the start of the raw body.
+    OpenAI-shape body when there is one), ``body`` the start of the raw body;
+    ``callers_key`` whether the key it refused was the caller's own.
     """
 
-    def __init__(self, status: int, message: str, body: bytes = b"", *, upstream: str = "") -> None:
+    def __init__(self, status: int, message: str, body: bytes = b"", *, upstream: str = "",
+                 callers_key: bool = False) -> None:
         super().__init__(message, upstream=upstream, detail=f"HTTP {status}: {message}")
         self.status = status
         self.body = body
+        self.callers_key = callers_key
         if status in _PASSED_THROUGH:
             self.status_code = status
         elif status == 504:
@@ -104,6 +107,9 @@ class UpstreamStatusError(UpstreamError):
         caller may fix); otherwise only what happened: the failure is ours."""
         if self.status in _PASSED_THROUGH:
             return f"HTTP {self.status}: {self.message}"
+        if self.status in (401, 403) and self.callers_key:
+            return (f"the provider refused your own key for it (HTTP {self.status}); "
+                    "replace or remove it under Profile, Provider keys")
         if self.status in (401, 403):
             return f"the provider refused the service's credentials (HTTP {self.status})"
         return f"the provider answered with an error (HTTP {self.status})"

@@ -159,9 +159,11 @@ class Providers:
 
     def upstream_of(self, row: dict[str, Any], user_key_enc: str | None = None) -> Upstream:
         key = self.box.open(user_key_enc, _KEY_PURPOSE) if user_key_enc else None
+        callers_key = key is not None
         if key is None:
             key = self.box.open(row["api_key_enc"], _KEY_PURPOSE)
-        return Upstream(base_url=row["base_url"], api_key=key, name=row["name"])
+        return Upstream(base_url=row["base_url"], api_key=key, name=row["name"],
+                        callers_key=callers_key)
 
     async def refresh_models(self, provider_id: str, *, actor: UUID) -> dict[str, Any]:
         """Replace the provider's model list with what its /v1/models says now."""

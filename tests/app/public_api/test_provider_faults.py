@@ -61,6 +61,25 @@ async def test_a_provider_that_fails_is_502(v1, services, stream):
     _openai_error(await _ask(v1, stream), 502, "upstream_error")
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_a_refused_key_is_named_as_the_service_s_or_the_caller_s_own(v1, services,
+                                                                          stream):
+    v1.upstream.behaviour = Behaviour(status=401, error_message="Incorrect API key provided")
+    refused = await _ask(v1, stream)
+    _openai_error(refused, 502, "upstream_error")
+    assert "refused the service's credentials (HTTP 401)" in refused.json()["error"]["message"]
+
+    providers = await services.providers.list()
+    stored = await v1.api.post("/api/profile/provider-keys", headers=v1.user, json={
+        "provider_id": str(providers[0]["id"]), "api_key": "devs-own-key"})
+    assert stored.status_code == 201, stored.text
+    refused = await _ask(v1, stream)
+    _openai_error(refused, 502, "upstream_error")
+    message = refused.json()["error"]["message"]
+    assert "refused your own key for it (HTTP 401)" in message
+    assert "Profile, Provider keys" in message and "devs-own-key" not in refused.text
+
+
 # What a client library says that a user should never read: exception class names,
 # aiohttp's connection key and its message fields, errno, the upstream's address.
 _INTERNALS = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Exception)\b|ssl:default|"
