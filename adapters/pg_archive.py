@@ -102,8 +102,11 @@ def _libpq_target(dsn: str) -> tuple[str, dict[str, str] | None]:
 
 
 def _run(name: str, args: list[str], env: dict[str, str] | None = None) -> str:
-    finished = subprocess.run([program(name), *args], env=env, capture_output=True,
-                              text=True, stdin=subprocess.DEVNULL)
+    try:
+        finished = subprocess.run([program(name), *args], env=env, capture_output=True,
+                                  text=True, stdin=subprocess.DEVNULL)
+    except OSError as exc:  # the program missing or not runnable: not the backup file's fault
+        raise ArchiveError(f"{name} could not be run: {exc.strerror or exc}") from None
     if finished.returncode != 0:
         raise ArchiveError(_first_error(finished.stderr)
                            or f"{name} stopped with exit status {finished.returncode}")

@@ -74,7 +74,9 @@ exten => _X.,1,NoOp(Call for ${{EXTEN}} from ${{CALLERID(num)}})
 
 async def telephone_context(svc: Services) -> dict[str, Any]:
     """The Telephone screen's filled-in connection details."""
-    snapshot = await svc.settings.snapshot()
+    # Read past the cache: after a save on another worker, the guide must already show
+    # the new listen address and public address.
+    snapshot = await svc.settings.fresh_snapshot()
     listen = snapshot["telephony.pbx_listen"]
     http_address = f"http://{svc.boot['server.host']}:{svc.boot['server.port']}"
     return {"public_base": effective_public_base(snapshot), "webhooks": webhooks(snapshot),

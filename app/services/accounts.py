@@ -21,7 +21,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from app.errors import Conflict, TooManyRequests, Unauthorized, Unprocessable
-from app.services.audit import AuditLog
+from app.services.audit import MANY_SOURCES, AuditLog
 from app.services.auth_changes import AuthChanges
 from app.services import sign_in_attempts
 from app.services.rows import find_by_id
@@ -207,7 +207,7 @@ class Accounts:
         # guesses: a stranger's attempts cannot flood the trail.
         subject = str(account["id"]) if account else None
         await self.audit.tally(kind, f"{address} {subject or 'unknown'}", subject=subject,
-                               data={"address": address})
+                               data={"address": address}, many=MANY_SOURCES)
 
     async def ensure_first_superadmin(self, email: str = "admin@localhost") -> str | None:
         """Create a superadmin when there is none; return its one-time password, which

@@ -7,8 +7,9 @@ What a stranger can provoke as often as they like (a refused signature, a questi
 from the wrong address) goes through :meth:`AuditLog.tally` instead: one entry per
 kind, source and :data:`TALLY_WINDOW_SECONDS` window, whose ``occurrences`` the repeats raise
 in one atomic upsert (the database clock decides the window, on every process alike).
-A kind counts at most ``TALLY_SOURCES_PER_WINDOW`` sources apart in a window and the
-rest in one entry, so new sources cannot grow the trail faster either.
+Where the source is an address a stranger chooses, a kind counts at most
+``TALLY_SOURCES_PER_WINDOW`` of them apart in a window and the rest in one entry, so
+new addresses cannot grow the trail faster either.
 """
 
 from __future__ import annotations
@@ -29,14 +30,16 @@ TALLY_SOURCES_PER_WINDOW = 100
 _CREDENTIAL_WORDS = ("password", "secret", "token", "credential", "api_key", "key_value")
 
 
-# $4 names the kind and source; the window's number completes the key. A source new
-# to the window once $6 sources of the kind have entries in it counts in the kind's
-# one entry for the rest ("kind * window"), which holds $7 as its data.
+# $4 names the kind and source; the window's number completes the key. When the
+# caller bounds the sources ($6 not null), a source new to the window once $6 sources
+# of the kind have entries in it counts in one shared entry for the rest (keyed $8),
+# which holds $7 as its data.
 _TALLY = """
 WITH slot AS (SELECT floor(extract(epoch FROM now()) / $5::int)::bigint AS n),
 keyed AS (
     SELECT n, $4 || ' ' || n AS own,
-           EXISTS (SELECT 1 FROM audit_entry WHERE tally_key = $4 || ' ' || n)
+           $6::int IS NULL
+           OR EXISTS (SELECT 1 FROM audit_entry WHERE tally_key = $4 || ' ' || n)
            OR (SELECT count(*) FROM (
                    SELECT 1 FROM audit_entry
                    WHERE kind = $1 AND tally_key IS NOT NULL
@@ -46,7 +49,7 @@ keyed AS (
 )
 INSERT INTO audit_entry (kind, subject, data, tally_key)
 SELECT $1, CASE WHEN apart THEN $2 END, CASE WHEN apart THEN $3::jsonb ELSE $7::jsonb END,
-       CASE WHEN apart THEN own ELSE $1 || ' * ' || n END
+       CASE WHEN apart THEN own ELSE $8 || ' ' || n END
 FROM keyed
 ON CONFLICT (tally_key) DO UPDATE SET occurrences = audit_entry.occurrences + 1
 """
@@ -72,16 +75,23 @@ class AuditLog:
         )
 
     async def tally(self, kind: str, source: str, *, subject: str | None = None,
-                    data: dict[str, Any] | None = None) -> None:
+                    data: dict[str, Any] | None = None,
+                    many: dict[str, Any] | None = None) -> None:
         """Record ``kind`` from ``source`` once per window, counting the repeats. The
-        first occurrence's ``subject`` and ``data`` stand for the window's entry. Past
+        first occurrence's ``subject`` and ``data`` stand for the window's entry.
+
+        ``many``, for sources a stranger chooses (their address): past
         ``TALLY_SOURCES_PER_WINDOW`` sources of the kind in a window, further sources
-        count together in one entry (``MANY_SOURCES``), so a stranger who sends from
-        ever new addresses adds at most one more entry per kind and window."""
+        count together in one entry with ``many`` as its data (``MANY_SOURCES``, with
+        whatever else it must keep apart, such as a reason), so ever new addresses add
+        at most one more entry per kind, ``many`` and window. Without it, every source
+        keeps its own entry."""
+        crowd = json.dumps(_scrubbed(many)) if many is not None else None
         async with db.connection() as connection:
-            await connection.execute(_TALLY, kind, subject, json.dumps(_scrubbed(data or {})),
-                                     f"{kind} {source}", TALLY_WINDOW_SECONDS,
-                                     TALLY_SOURCES_PER_WINDOW, json.dumps(MANY_SOURCES))
+            await connection.execute(
+                _TALLY, kind, subject, json.dumps(_scrubbed(data or {})), f"{kind} {source}",
+                TALLY_WINDOW_SECONDS, TALLY_SOURCES_PER_WINDOW if many is not None else None,
+                crowd, f"{kind} * {crowd}")
 
     async def query(
         self, *, kind: str | None = None, since: dt.datetime | None = None,

@@ -106,6 +106,11 @@ class Settings:
         kept = self._kept_overrides()
         return Snapshot(self.boot, kept if kept is not None else await self._overrides())
 
+    async def fresh_snapshot(self) -> Snapshot:
+        """The values as stored this moment, past this process's cache: for a page that
+        must show what was just saved, whichever process saved it."""
+        return Snapshot(self.boot, await _stored_overrides())
+
     async def get(self, key: str) -> Any:
         # What ``snapshot()[key]`` answers, without the snapshot: read on every request.
         kept = self._kept_overrides()

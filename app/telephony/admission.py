@@ -31,7 +31,7 @@ from uuid import UUID
 import asyncpg
 
 from app import db
-from app.services.audit import AuditLog
+from app.services.audit import MANY_SOURCES, AuditLog
 from app.services.settings import Settings, Snapshot
 from app.telephony import limits
 from app.telephony.features import FeatureFlags
@@ -137,7 +137,8 @@ class Admissions:
         window (best effort, like :meth:`refuse`)."""
         try:
             await self.audit.tally("telephony.refused", f"{reason} {source}",
-                                   data={"reason": reason, **detail})
+                                   data={"reason": reason, **detail},
+                                   many={"reason": reason, **MANY_SOURCES})
         except DATABASE_ERRORS:
             log.warning("refusal could not be audited", extra={"reason": reason})
 

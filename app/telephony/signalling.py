@@ -35,7 +35,7 @@ import logging
 from dataclasses import dataclass
 
 from app.errors import ApiError, Forbidden, TooManyRequests
-from app.services.audit import AuditLog
+from app.services.audit import MANY_SOURCES, AuditLog
 from app.services.settings import Settings
 from app.telephony import limits
 from app.telephony.admission import DATABASE_ERRORS, Admissions, caller_text
@@ -96,7 +96,7 @@ class CarrierSignalling:
         try:
             await limits.record_signature_failure(address)
             await self.audit.tally("telephony.signature.rejected", address, subject=path,
-                                   data={"address": address})
+                                   data={"address": address}, many=MANY_SOURCES)
         except DATABASE_ERRORS:
             log.warning("signature failure could not be recorded")
         return Forbidden("The carrier signature does not match.", code="bad_signature")

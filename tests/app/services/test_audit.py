@@ -1,6 +1,7 @@
 """The audit trail: one writer, append-only, filtered reads."""
 
 import datetime as dt
+import json
 
 import anyio
 import asyncpg
@@ -118,3 +119,25 @@ async def test_bad_audit_filters_are_422_naming_the_field(api, services):
                            "until")):
         answer = await api.get("/api/admin/audit", headers=admin, params=params)
         assert answer.status_code == 422 and answer.json()["error"]["field"] == field, params
+
+
+async def test_only_sources_a_stranger_chooses_are_bounded_and_the_crowd_keeps_its_reason(
+        services):
+    from app.services.audit import MANY_SOURCES, TALLY_SOURCES_PER_WINDOW
+
+    past = TALLY_SOURCES_PER_WINDOW + 5
+    for n in range(past):  # calls the carrier signed: each its own entry, however many
+        await services.audit.tally("telephony.replayed", f"call-{n} yes",
+                                   data={"call_id": f"call-{n}"})
+        await services.audit.tally("telephony.refused", f"bad_key 10.0.{n // 250}.{n % 250}",
+                                   data={"reason": "bad_key"},
+                                   many={"reason": "bad_key", **MANY_SOURCES})
+    replayed = await services.audit.query(kind="telephony.replayed", limit=1000)
+    assert sorted(json.loads(row["data"])["call_id"] for row in replayed) == sorted(
+        f"call-{n}" for n in range(past))
+    refused = await services.audit.query(kind="telephony.refused", limit=1000)
+    assert len(refused) == TALLY_SOURCES_PER_WINDOW + 1
+    assert {json.loads(row["data"])["reason"] for row in refused} == {"bad_key"}
+    [crowd] = [row for row in refused
+               if json.loads(row["data"]).get("address") == "many addresses"]
+    assert crowd["occurrences"] == 5

@@ -52,3 +52,18 @@ async def test_without_a_public_url_the_addresses_carry_the_port_served_on(datab
     shown = html.unescape(page.text)
     assert "http://127.0.0.1:18201/api/telephony/carrier/voice" in shown
     assert "SVC=http://127.0.0.1:18201" in shown and ":8080" not in shown
+
+
+async def test_a_listen_address_saved_by_another_process_is_in_the_guide_at_once(api, services):
+    from app.tables import RuntimeSetting
+
+    await set_runtime(services, "telephony.pbx_listen", "10.0.0.5:9092")
+    manager = await api.as_new_user(services, "desk@example.org",
+                                    permissions=("telephony.manage",))
+    services.settings.cache_seconds = 60  # as served: values kept a while, per process
+    await services.settings.snapshot()  # this process now holds the values in its cache
+    # Another worker saves a new address: the row changes, this cache does not.
+    await RuntimeSetting.update({RuntimeSetting.value: '"10.0.0.6:9093"'}).where(
+        RuntimeSetting.key == "telephony.pbx_listen")
+    page = await api.get("/admin/telephone", headers={**manager, "accept": "text/html"})
+    assert "SVC_AUDIO=10.0.0.6:9093" in html.unescape(page.text)
